@@ -1,0 +1,48 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SHARED ?= ../shared
+
+.PHONY: demo test lint typecheck unit slow bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	@echo "== render examples/kubevirt.yaml"
+	$(BIN)/tenantctl render -f examples/kubevirt.yaml > $(VENV)/kubevirt.rendered.yaml
+	@echo "== render examples/proxmox.yaml (with observed runtime inputs)"
+	$(BIN)/tenantctl render -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml > $(VENV)/proxmox.rendered.yaml
+	@echo "== validate both examples against the bundled core schemas$(if $(wildcard $(SHARED)/crds), and the CRDs in $(SHARED)/crds,)"
+	$(BIN)/tenantctl validate -f examples/kubevirt.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
+	$(BIN)/tenantctl validate -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
+	@echo "== rendered objects: $(VENV)/kubevirt.rendered.yaml $(VENV)/proxmox.rendered.yaml"
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports
+
+typecheck: $(VENV)/.installed-dev
+	$(BIN)/mypy src
+
+unit: $(VENV)/.installed-dev
+	$(BIN)/pytest -q -m "not slow"
+
+test: lint typecheck $(VENV)/.installed-dev
+	$(BIN)/pytest -q
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/render_speed.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

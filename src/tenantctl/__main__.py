@@ -1,0 +1,3 @@
+from tenantctl.cli import main
+
+main()
