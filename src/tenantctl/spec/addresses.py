@@ -1,0 +1,85 @@
+"""IPv4 pool entries as CAIP's InClusterIPPool reads them: an IP, a CIDR or an `a-b` range."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+
+__all__ = ["AddressEntry", "is_literal_ip", "parse_address_entry", "usable_addresses"]
+
+# Only the characters an address literal can hold: refuses `$`, backticks, spaces, zone ids, hostnames.
+_LITERAL_IP = re.compile(r"^[0-9A-Fa-f:.]+$")
+
+
+def is_literal_ip(value: str) -> bool:
+    """True for a bare IPv4 or IPv6 address literal and nothing else."""
+    if not _LITERAL_IP.match(value):
+        return False
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class AddressEntry:
+    """An inclusive range of IPv4 addresses, from one `addresses` entry."""
+
+    first: ipaddress.IPv4Address
+    last: ipaddress.IPv4Address
+
+    def __len__(self) -> int:
+        return int(self.last) - int(self.first) + 1
+
+
+def parse_address_entry(entry: str) -> AddressEntry:
+    """Parse `192.0.2.10`, `192.0.2.0/28` or `192.0.2.100-192.0.2.150`; ValueError names the shape wanted."""
+    text = entry.strip()
+    if "-" in text:
+        start, _, end = text.partition("-")
+        first = _ipv4(start.strip(), entry)
+        last = _ipv4(end.strip(), entry)
+        if int(last) < int(first):
+            raise ValueError(f"range {entry!r} ends before it starts")
+        return AddressEntry(first, last)
+    if "/" in text:
+        try:
+            net = ipaddress.IPv4Network(text, strict=False)
+        except ValueError:
+            raise ValueError(f"{entry!r} is not an IPv4 CIDR") from None
+        return AddressEntry(net.network_address, net.broadcast_address)
+    addr = _ipv4(text, entry)
+    return AddressEntry(addr, addr)
+
+
+def _ipv4(text: str, entry: str) -> ipaddress.IPv4Address:
+    if not _LITERAL_IP.match(text):
+        raise ValueError(f"{entry!r} is not an IPv4 address, CIDR or a-b range")
+    try:
+        return ipaddress.IPv4Address(text)
+    except ValueError:
+        raise ValueError(f"{entry!r} is not an IPv4 address, CIDR or a-b range") from None
+
+
+def usable_addresses(entries: list[AddressEntry], prefix: int, gateway: ipaddress.IPv4Address | None) -> int:
+    """How many addresses CAIP can hand out: the entries' union, less the gateway and the subnet's
+    network and broadcast addresses (CAIP skips those unless allocateReservedIPAddresses is set)."""
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted((int(e.first), int(e.last)) for e in entries):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    reserved: set[int] = set()
+    if gateway is not None:
+        reserved.add(int(gateway))
+    for e in entries:
+        for addr in (e.first, e.last):
+            net = ipaddress.IPv4Network(f"{addr}/{prefix}", strict=False)
+            if net.num_addresses > 2:
+                reserved.update({int(net.network_address), int(net.broadcast_address)})
+    total = sum(last - first + 1 for first, last in merged)
+    taken = sum(1 for r in reserved if any(first <= r <= last for first, last in merged))
+    return total - taken

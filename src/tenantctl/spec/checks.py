@@ -1,0 +1,370 @@
+"""Refusals that need more than a field's type: cross-field rules, substrate needs, capacity.
+
+Every check appends to one `Problems` so a user sees all of them in a single run. Paths are the
+user's own (`NodePool/md0.spec.proxmox.storage`), and each message names the values involved.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+
+from tenantctl.problems import Problems
+from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
+from tenantctl.spec.nodepool import NodePool
+from tenantctl.spec.quantity import QuantityError, parse_quantity
+from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
+from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
+
+__all__ = ["check_ip_capacity", "check_node_pool", "check_tenant_cluster", "pool_addresses", "ref"]
+
+_KUBE_VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
+_TALOS_VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
+_SCHEMATIC = re.compile(r"^[0-9a-f]{64}$")
+_DURATION = re.compile(r"^\d+[smh]$")
+_PERCENT_OR_INT = re.compile(r"^\d+%?$")
+_PVE_TAG = re.compile(r"^[a-z0-9_][a-z0-9_\-+.]*$")
+
+
+def ref(kind: str, name: str) -> str:
+    return f"{kind}/{name}"
+
+
+def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
+    at = ref("TenantCluster", tc.metadata.name)
+    spec = tc.spec
+    _check_meta_name(at, tc.metadata.name, tc.metadata.namespace, problems)
+    if spec.substrate not in SUBSTRATES:
+        problems.error(
+            f"{at}.spec.substrate",
+            f"{spec.substrate!r} is not a substrate; expected one of {', '.join(SUBSTRATES)}",
+        )
+    _check_versions(at, tc, problems)
+    _check_network(at, tc, problems)
+    if spec.substrate == "proxmox":
+        if spec.os_image is not None:
+            problems.error(
+                f"{at}.spec.osImage",
+                f"{spec.os_image!r} is refused on substrate proxmox: the worker disk comes from the Proxmox "
+                "template, so only half of it could be honoured; spec.talos.version and "
+                "spec.talos.schematicID are what set the installer image there",
+            )
+        _check_proxmox_cluster(at, spec.proxmox, problems)
+    elif spec.proxmox is not None:
+        problems.warn(f"{at}.spec.proxmox", f"ignored: the cluster's substrate is {spec.substrate!r}")
+
+
+def _check_meta_name(at: str, name: str, namespace: str, problems: Problems) -> None:
+    if not is_dns_label(name):
+        problems.error(f"{at}.metadata.name", f"{name!r} must be a DNS label (lower-case a-z, 0-9, '-'; ≤63)")
+    if not is_dns_label(namespace):
+        problems.error(f"{at}.metadata.namespace", f"{namespace!r} must be a DNS label")
+
+
+def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
+    version, talos = tc.spec.version, tc.spec.talos.version
+    k8s_minor: str | None = None
+    if not _KUBE_VERSION.match(version):
+        problems.error(f"{at}.spec.version", f"{version!r} is not a Kubernetes version like v1.33 or v1.33.4")
+    else:
+        k8s_minor = ".".join(version.split(".")[:2])
+        if k8s_minor not in KUBERNETES_PATCHES:
+            known = ", ".join(KUBERNETES_PATCHES)
+            problems.error(f"{at}.spec.version", f"unknown Kubernetes minor {k8s_minor!r} (known: {known})")
+            k8s_minor = None
+    if not _TALOS_VERSION.match(talos):
+        problems.error(f"{at}.spec.talos.version", f"{talos!r} is not a Talos version like v1.13.6")
+        return
+    talos_minor = ".".join(talos.split(".")[:2])
+    window = TALOS_KUBERNETES_WINDOW.get(talos_minor)
+    if window is None:
+        known = ", ".join(TALOS_KUBERNETES_WINDOW)
+        problems.error(f"{at}.spec.talos.version", f"unknown Talos minor {talos_minor!r} (known: {known})")
+        return
+    if k8s_minor is not None and not (
+        minor_key(window[0]) <= minor_key(k8s_minor) <= minor_key(window[1])
+    ):
+        problems.error(
+            f"{at}.spec.version",
+            f"Kubernetes {k8s_minor} is outside the support window of Talos {talos_minor} "
+            f"({window[0]}…{window[1]}; spec.talos.version is {talos!r})",
+        )
+    if not _SCHEMATIC.match(tc.spec.talos.schematic_id):
+        problems.error(
+            f"{at}.spec.talos.schematicID",
+            f"{tc.spec.talos.schematic_id!r} is not an Image Factory schematic ID (64 lower-case hex)",
+        )
+
+
+def _check_network(at: str, tc: TenantCluster, problems: Problems) -> None:
+    nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network] = {}
+    for field, value in (("podCIDR", tc.spec.network.pod_cidr), ("serviceCIDR", tc.spec.network.service_cidr)):
+        try:
+            nets[field] = ipaddress.ip_network(value, strict=True)
+        except ValueError as exc:
+            problems.error(f"{at}.spec.network.{field}", f"{value!r} is not a network CIDR: {exc}")
+    if len(nets) == 2 and nets["podCIDR"].overlaps(nets["serviceCIDR"]):
+        problems.error(
+            f"{at}.spec.network",
+            f"podCIDR {tc.spec.network.pod_cidr} and serviceCIDR {tc.spec.network.service_cidr} overlap",
+        )
+    service = nets.get("serviceCIDR")
+    if service is not None and service.num_addresses < 16:
+        problems.error(
+            f"{at}.spec.network.serviceCIDR",
+            f"{tc.spec.network.service_cidr} is too small: the cluster DNS takes its 10th address",
+        )
+
+
+def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Problems) -> None:
+    base = f"{at}.spec.proxmox"
+    if px is None:
+        problems.error(
+            base,
+            "required on substrate proxmox (credentialsSecretName, allowedNodes, dnsServers, ipv4Config)",
+        )
+        return
+    if not px.credentials_secret_name:
+        problems.error(f"{base}.credentialsSecretName", "required on substrate proxmox (capmox credentials)")
+    elif not is_dns_subdomain(px.credentials_secret_name):
+        problems.error(
+            f"{base}.credentialsSecretName", f"{px.credentials_secret_name!r} is not a valid Secret name"
+        )
+    if not px.allowed_nodes:
+        problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
+    if not px.dns_servers:
+        problems.error(
+            f"{base}.dnsServers",
+            "required on substrate proxmox: a Proxmox worker cannot reach the management cluster's DNS",
+        )
+    for i, server in enumerate(px.dns_servers):
+        if not is_literal_ip(server):
+            problems.error(f"{base}.dnsServers[{i}]", f"{server!r} is not a literal IPv4 or IPv6 address")
+    if px.ipv4_config is None:
+        problems.error(f"{base}.ipv4Config", "required on substrate proxmox: capmox has no DHCP mode")
+    else:
+        _check_ipv4_config(f"{base}.ipv4Config", px, problems)
+    if not px.ccm.credentials_secret_name:
+        problems.error(
+            f"{base}.ccm.credentialsSecretName",
+            "required on substrate proxmox: without the cloud-controller-manager every node keeps the "
+            "uninitialized taint and nothing schedules",
+        )
+    if px.csi.enabled and not px.csi.credentials_secret_name:
+        problems.error(
+            f"{base}.csi.credentialsSecretName",
+            "required while spec.proxmox.csi.enabled is true (set enabled: false to run without storage)",
+        )
+    defaults = [sc.name for sc in px.csi.storage_classes if sc.default]
+    if len(defaults) > 1:
+        problems.error(f"{base}.csi.storageClasses", f"more than one default StorageClass: {defaults}")
+    seen: set[str] = set()
+    for i, sc in enumerate(px.csi.storage_classes):
+        if sc.name in seen:
+            problems.error(f"{base}.csi.storageClasses[{i}].name", f"duplicate StorageClass name {sc.name!r}")
+        seen.add(sc.name)
+        if not is_dns_subdomain(sc.name):
+            problems.error(f"{base}.csi.storageClasses[{i}].name", f"{sc.name!r} is not a valid object name")
+
+
+def _check_ipv4_config(base: str, px: ProxmoxClusterSpec, problems: Problems) -> None:
+    cfg = px.ipv4_config
+    assert cfg is not None
+    prefix_ok = 0 <= cfg.prefix <= 32
+    if not prefix_ok:
+        problems.error(f"{base}.prefix", f"{cfg.prefix} is outside 0–32")
+    gateway: ipaddress.IPv4Address | None = None
+    try:
+        gateway = ipaddress.IPv4Address(cfg.gateway) if is_literal_ip(cfg.gateway) else None
+    except ValueError:
+        gateway = None
+    if gateway is None:
+        problems.error(f"{base}.gateway", f"{cfg.gateway!r} is not an IPv4 address")
+    if not cfg.addresses:
+        problems.error(f"{base}.addresses", "at least one address, CIDR or a-b range is required")
+    for i, entry in enumerate(cfg.addresses):
+        try:
+            parsed = parse_address_entry(entry)
+        except ValueError as exc:
+            problems.error(f"{base}.addresses[{i}]", str(exc))
+            continue
+        if gateway is not None and prefix_ok:
+            subnet = ipaddress.IPv4Network(f"{gateway}/{cfg.prefix}", strict=False)
+            if parsed.first not in subnet or parsed.last not in subnet:
+                problems.error(
+                    f"{base}.gateway",
+                    f"gateway {cfg.gateway} is outside the /{cfg.prefix} of addresses[{i}] {entry!r} "
+                    f"(the gateway's subnet is {subnet})",
+                )
+
+
+def pool_addresses(px: ProxmoxClusterSpec) -> int | None:
+    """Addresses the cluster's pool can hand out, or None when its ipv4Config does not parse."""
+    cfg = px.ipv4_config
+    if cfg is None or not 0 <= cfg.prefix <= 32 or not is_literal_ip(cfg.gateway):
+        return None
+    entries: list[AddressEntry] = []
+    try:
+        entries = [parse_address_entry(e) for e in cfg.addresses]
+        gateway = ipaddress.IPv4Address(cfg.gateway)
+    except ValueError:
+        return None
+    return usable_addresses(entries, cfg.prefix, gateway)
+
+
+def check_ip_capacity(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
+    """CAIP claims hang silently when the pool runs dry: refuse a spec that can ask for more than it has."""
+    if tc.spec.substrate != "proxmox" or tc.spec.proxmox is None:
+        return
+    have = pool_addresses(tc.spec.proxmox)
+    if have is None:
+        return
+    need = sum(p.spec.ceiling + p.spec.rolling_update.max_surge for p in pools)
+    if need > have:
+        detail = ", ".join(
+            f"{p.metadata.name}: {p.spec.ceiling}+{p.spec.rolling_update.max_surge}" for p in pools
+        )
+        problems.error(
+            f"{ref('TenantCluster', tc.metadata.name)}.spec.proxmox.ipv4Config.addresses",
+            f"{have} usable addresses, but the node pools can claim {need} at once "
+            f"(max replicas + rolling-update surge: {detail}); IPAM claims beyond the pool hang silently",
+        )
+
+
+def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Problems) -> None:
+    at = ref("NodePool", pool.metadata.name)
+    spec = pool.spec
+    _check_meta_name(at, pool.metadata.name, pool.metadata.namespace, problems)
+    if cluster is None:
+        problems.error(
+            f"{at}.spec.cluster",
+            f"no TenantCluster {spec.cluster!r} in namespace {pool.metadata.namespace!r} in the input",
+        )
+    else:
+        length = machine_name_length(cluster.metadata.name, pool.metadata.name)
+        if length > LABEL_MAX:
+            problems.error(
+                f"{at}.metadata.name",
+                f"cluster {cluster.metadata.name!r} + pool {pool.metadata.name!r} give Machine names of "
+                f"{length} characters (<cluster>-<pool>-xxxxx-xxxxx), over the {LABEL_MAX}-character label limit",
+            )
+    _check_replicas(at, pool, problems)
+    _check_resources(at, pool, problems)
+    substrate = cluster.spec.substrate if cluster is not None else None
+    if substrate == "proxmox":
+        _check_proxmox_pool(at, pool, problems)
+        if spec.resources.cpu is None and spec.resources.memory is None:
+            problems.error(
+                f"{at}.spec.resources",
+                "a proxmox pool needs resources.cpu and/or resources.memory to size its VMs (numCores, memoryMiB)",
+            )
+    elif substrate == "kubevirt":
+        if spec.proxmox is not None:
+            problems.warn(f"{at}.spec.proxmox", "ignored: the pool's cluster runs on substrate 'kubevirt'")
+        if (spec.resources.cpu is None) != (spec.resources.memory is None):
+            given = "cpu" if spec.resources.cpu is not None else "memory"
+            problems.error(
+                f"{at}.spec.resources",
+                f"on kubevirt give cpu and memory together or neither (only {given} is set); "
+                "without both the instanceType sizes the VM",
+            )
+    _check_health(at, pool, problems)
+
+
+def _check_replicas(at: str, pool: NodePool, problems: Problems) -> None:
+    spec = pool.spec
+    if spec.autoscaled:
+        if spec.replicas is not None:
+            problems.error(
+                f"{at}.spec.replicas",
+                f"replicas ({spec.replicas}) and minReplicas/maxReplicas are exclusive: an autoscaled pool "
+                "leaves replicas to the autoscaler",
+            )
+        if spec.min_replicas is None or spec.max_replicas is None:
+            missing = "minReplicas" if spec.min_replicas is None else "maxReplicas"
+            problems.error(f"{at}.spec.{missing}", "an autoscaled pool needs both minReplicas and maxReplicas")
+        elif spec.min_replicas > spec.max_replicas:
+            problems.error(
+                f"{at}.spec.minReplicas",
+                f"minReplicas ({spec.min_replicas}) is greater than maxReplicas ({spec.max_replicas})",
+            )
+    ru = spec.rolling_update
+    if ru.max_surge == 0 and ru.max_unavailable == 0:
+        problems.error(
+            f"{at}.spec.rollingUpdate",
+            "maxSurge and maxUnavailable cannot both be 0: a rollout could never make progress",
+        )
+
+
+def _check_resources(at: str, pool: NodePool, problems: Problems) -> tuple[Decimal | None, Decimal | None]:
+    values: dict[str, Decimal | None] = {}
+    for field, raw in (("cpu", pool.spec.resources.cpu), ("memory", pool.spec.resources.memory)):
+        values[field] = None
+        if raw is None:
+            continue
+        try:
+            parsed = parse_quantity(raw)
+        except QuantityError as exc:
+            problems.error(f"{at}.spec.resources.{field}", str(exc))
+            continue
+        if parsed <= 0:
+            problems.error(f"{at}.spec.resources.{field}", f"{raw!r} must be positive")
+            continue
+        values[field] = parsed
+    return values["cpu"], values["memory"]
+
+
+def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
+    px = pool.spec.proxmox
+    base = f"{at}.spec.proxmox"
+    if px is None:
+        problems.error(base, "required: the pool's cluster runs on substrate 'proxmox' (sourceNode, template)")
+        return
+    if (px.template_tags is None) == (px.template_id is None):
+        both = px.template_tags is not None
+        problems.error(
+            f"{base}.templateTags",
+            (
+                f"templateTags {px.template_tags} and templateID {px.template_id} are exclusive; give one"
+                if both
+                else "give exactly one of templateTags or templateID to select the Talos template"
+            ),
+        )
+    if px.template_tags is not None:
+        if not px.template_tags:
+            problems.error(f"{base}.templateTags", "must not be empty")
+        for i, tag in enumerate(px.template_tags):
+            if not _PVE_TAG.match(tag):
+                problems.error(f"{base}.templateTags[{i}]", f"{tag!r} is not a Proxmox tag (a-z 0-9 _ - + .)")
+    if not px.full:
+        for field, value in (("storage", px.storage), ("format", px.format)):
+            if value is not None:
+                problems.error(
+                    f"{base}.{field}",
+                    f"{field} {value!r} needs full: true; with full: false (a linked clone) the disk lives "
+                    "on the template's storage in the template's format",
+                )
+    for field, value in (("sourceNode", px.source_node), ("pool", px.pool), ("network.bridge", px.network.bridge)):
+        if value is not None and not value.strip():
+            problems.error(f"{base}.{field}", "must not be empty")
+
+
+def _check_health(at: str, pool: NodePool, problems: Problems) -> None:
+    hc = pool.spec.health_check
+    if not _PERCENT_OR_INT.match(str(hc.max_unhealthy)):
+        problems.error(
+            f"{at}.spec.healthCheck.maxUnhealthy",
+            f"{hc.max_unhealthy!r} must be an integer or an integer percentage like 50%",
+        )
+    for field, value in (
+        ("nodeStartupTimeout", hc.node_startup_timeout),
+        ("readyUnknownTimeout", hc.ready_unknown_timeout),
+        ("readyFalseTimeout", hc.ready_false_timeout),
+    ):
+        if not _DURATION.match(value):
+            problems.error(
+                f"{at}.spec.healthCheck.{field}", f"{value!r} must be whole seconds, minutes or hours (e.g. 20m)"
+            )
