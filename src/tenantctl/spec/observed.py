@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.tenant import ObjectMeta
 
@@ -18,9 +20,9 @@ class TalosSecrets(SpecModel):
     """Generated once per cluster and never regenerated: a new token orphans every joined node."""
 
     token: str
-    cluster_id: str
+    cluster_id: str = Field(alias="clusterID")
     cluster_secret: str
-    bootstrap_token_id: str
+    bootstrap_token_id: str = Field(alias="bootstrapTokenID")
     bootstrap_token_secret: str
 
 
@@ -29,8 +31,8 @@ class ObservedState(SpecModel):
     kind: Literal["ObservedState"]
     metadata: ObjectMeta
     endpoint: str
-    kubernetes_ca: str
-    talos_ca: str
+    kubernetes_ca: str = Field(alias="kubernetesCA")
+    talos_ca: str = Field(alias="talosCA")
     talos_secrets: TalosSecrets
-    cluster_dns: str | None = None
+    cluster_dns: str | None = Field(default=None, alias="clusterDNS")
     management_cluster_domain: str = "cluster.local"

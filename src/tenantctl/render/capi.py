@@ -1,0 +1,131 @@
+"""Cluster API core objects: Cluster, and per pool MachineDeployment and MachineHealthCheck."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tenantctl.render.meta import CAPI_CLUSTER_LABEL, POOL_LABEL, Names, object_meta, object_ref
+from tenantctl.render.versions import kubernetes_patch
+from tenantctl.spec import NodePool, TenantCluster
+
+__all__ = [
+    "AUTOSCALER_MAX",
+    "AUTOSCALER_MIN",
+    "CAPI_API",
+    "render_capi_cluster",
+    "render_machine_deployment",
+    "render_machine_health_check",
+]
+
+CAPI_API = "cluster.x-k8s.io/v1beta1"
+AUTOSCALER_MIN = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
+AUTOSCALER_MAX = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+
+
+def render_capi_cluster(
+    cluster: TenantCluster, control_plane: Mapping[str, Any], infra_cluster: Mapping[str, Any]
+) -> dict[str, Any]:
+    names = Names(cluster)
+    return {
+        "apiVersion": CAPI_API,
+        "kind": "Cluster",
+        "metadata": object_meta(names.cluster, names.namespace, names.cluster),
+        "spec": {
+            "clusterNetwork": {
+                "pods": {"cidrBlocks": [cluster.spec.network.pod_cidr]},
+                "services": {"cidrBlocks": [cluster.spec.network.service_cidr]},
+                "serviceDomain": cluster.spec.network.cluster_domain,
+            },
+            "controlPlaneRef": object_ref(control_plane),
+            "infrastructureRef": object_ref(infra_cluster),
+        },
+    }
+
+
+def _pool_selector(cluster: TenantCluster, pool: NodePool) -> dict[str, str]:
+    return {CAPI_CLUSTER_LABEL: cluster.metadata.name, POOL_LABEL: pool.metadata.name}
+
+
+def render_machine_deployment(
+    cluster: TenantCluster, pool: NodePool, machine_template: Mapping[str, Any], bootstrap_api: str
+) -> dict[str, Any]:
+    """Workers of one pool; autoscaled pools carry min/max annotations and leave replicas unset."""
+    names = Names(cluster)
+    spec = pool.spec
+    annotations: dict[str, str] = {}
+    md_spec: dict[str, Any] = {"clusterName": names.cluster}
+    if spec.autoscaled:
+        annotations = {AUTOSCALER_MIN: str(spec.min_replicas), AUTOSCALER_MAX: str(spec.max_replicas)}
+    else:
+        md_spec["replicas"] = spec.ceiling
+    selector = _pool_selector(cluster, pool)
+    md_spec |= {
+        "selector": {"matchLabels": selector},
+        "strategy": {
+            "type": "RollingUpdate",
+            "rollingUpdate": {
+                "maxSurge": spec.rolling_update.max_surge,
+                "maxUnavailable": spec.rolling_update.max_unavailable,
+            },
+        },
+        "template": {
+            "metadata": {"labels": dict(selector)},
+            "spec": {
+                "clusterName": names.cluster,
+                "version": kubernetes_patch(cluster),
+                "bootstrap": {
+                    "configRef": {
+                        "apiVersion": bootstrap_api,
+                        "kind": "TalosConfigTemplate",
+                        "name": names.talos_config_template(pool),
+                        "namespace": names.namespace,
+                    }
+                },
+                "infrastructureRef": object_ref(machine_template),
+            },
+        },
+    }
+    return {
+        "apiVersion": CAPI_API,
+        "kind": "MachineDeployment",
+        "metadata": object_meta(
+            names.machine_deployment(pool),
+            names.namespace,
+            names.cluster,
+            pool=pool.metadata.name,
+            labels={CAPI_CLUSTER_LABEL: names.cluster},
+            annotations=annotations,
+        ),
+        "spec": md_spec,
+    }
+
+
+def _seconds(duration: str) -> str:
+    unit = {"s": 1, "m": 60, "h": 3600}[duration[-1]]
+    return f"{int(duration[:-1]) * unit}s"
+
+
+def render_machine_health_check(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
+    names = Names(cluster)
+    hc = pool.spec.health_check
+    max_unhealthy: int | str = hc.max_unhealthy
+    if isinstance(max_unhealthy, str) and not max_unhealthy.endswith("%"):
+        max_unhealthy = int(max_unhealthy)
+    return {
+        "apiVersion": CAPI_API,
+        "kind": "MachineHealthCheck",
+        "metadata": object_meta(
+            names.machine_health_check(pool), names.namespace, names.cluster, pool=pool.metadata.name
+        ),
+        "spec": {
+            "clusterName": names.cluster,
+            "maxUnhealthy": max_unhealthy,
+            "nodeStartupTimeout": _seconds(hc.node_startup_timeout),
+            "selector": {"matchLabels": _pool_selector(cluster, pool)},
+            "unhealthyConditions": [
+                {"type": "Ready", "status": "Unknown", "timeout": _seconds(hc.ready_unknown_timeout)},
+                {"type": "Ready", "status": "False", "timeout": _seconds(hc.ready_false_timeout)},
+            ],
+        },
+    }

@@ -1,0 +1,119 @@
+"""The one place object metadata, inventory labels, references and derived names are built."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from tenantctl.spec import NodePool, TenantCluster
+
+__all__ = [
+    "CAPI_CLUSTER_LABEL",
+    "CLUSTER_LABEL",
+    "INVENTORY_LABELS",
+    "MANAGED_BY",
+    "POOL_LABEL",
+    "Names",
+    "cluster_labels",
+    "content_hash",
+    "object_meta",
+    "object_ref",
+]
+
+MANAGED_BY = "tenantctl"
+CLUSTER_LABEL = "tenantctl.io/cluster"
+POOL_LABEL = "tenantctl.io/nodepool"
+CAPI_CLUSTER_LABEL = "cluster.x-k8s.io/cluster-name"
+# Selecting on these finds everything tenantctl rendered for one cluster: the prune inventory.
+INVENTORY_LABELS = ("app.kubernetes.io/managed-by", CLUSTER_LABEL)
+
+
+def cluster_labels(cluster: str, pool: str | None = None) -> dict[str, str]:
+    labels = {"app.kubernetes.io/managed-by": MANAGED_BY, CLUSTER_LABEL: cluster}
+    if pool is not None:
+        labels[POOL_LABEL] = pool
+    return labels
+
+
+def object_meta(
+    name: str,
+    namespace: str | None,
+    cluster: str,
+    *,
+    pool: str | None = None,
+    labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if namespace is not None:
+        meta["namespace"] = namespace
+    meta["labels"] = {**cluster_labels(cluster, pool), **(labels or {})}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return meta
+
+
+def object_ref(obj: Mapping[str, Any], *, with_namespace: bool = True) -> dict[str, str]:
+    """An ObjectReference to a rendered object."""
+    ref = {"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"]}
+    if with_namespace and "namespace" in obj["metadata"]:
+        ref["namespace"] = obj["metadata"]["namespace"]
+    return ref
+
+
+def content_hash(value: Any, length: int = 8) -> str:
+    """A short stable hash of a JSON-able value: names immutable templates after their content."""
+    blob = json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:length]
+
+
+class Names:
+    """Every object name derived from a cluster (and pool) name, defined once."""
+
+    def __init__(self, cluster: TenantCluster) -> None:
+        self.cluster = cluster.metadata.name
+        self.namespace = cluster.metadata.namespace
+
+    @property
+    def control_plane(self) -> str:
+        return self.cluster
+
+    @property
+    def apiserver_service(self) -> str:
+        return self.cluster
+
+    @property
+    def admin_kubeconfig(self) -> str:
+        return f"{self.cluster}-admin-kubeconfig"
+
+    @property
+    def kubernetes_ca(self) -> str:
+        return f"{self.cluster}-ca"
+
+    @property
+    def talos_secrets(self) -> str:
+        return f"{self.cluster}-talos-secrets"
+
+    @property
+    def talos_ca(self) -> str:
+        return f"{self.cluster}-talos-ca"
+
+    @property
+    def talos_tls(self) -> str:
+        return f"{self.cluster}-talos-tls-cert"
+
+    def machine_deployment(self, pool: NodePool) -> str:
+        return f"{self.cluster}-{pool.metadata.name}"
+
+    def talos_config_template(self, pool: NodePool) -> str:
+        return f"{self.cluster}-{pool.metadata.name}"
+
+    def machine_health_check(self, pool: NodePool) -> str:
+        return f"{self.cluster}-{pool.metadata.name}"
+
+    def apiserver_dns_names(self, cluster_domain: str = "cluster.local") -> list[str]:
+        """The apiserver Service's names in the management cluster (`cluster_domain` is its domain)."""
+        svc = self.apiserver_service
+        return [f"{svc}.{self.namespace}.svc", f"{svc}.{self.namespace}.svc.{cluster_domain}"]

@@ -1,0 +1,46 @@
+"""Kubernetes quantities -> hypervisor units, and kubelet reservations derived from a pool's size."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+
+from tenantctl.spec import NodePool
+from tenantctl.spec.quantity import parse_quantity
+
+__all__ = ["KubeletReservations", "kubelet_reservations", "memory_mib", "num_cores"]
+
+_MIB = Decimal(2) ** 20
+
+
+def num_cores(cpu: str | int | float) -> int:
+    """Whole cores for a VM, rounded up: 1500m -> 2 (a VM cannot have half a core)."""
+    return max(1, math.ceil(parse_quantity(cpu)))
+
+
+def memory_mib(memory: str | int | float) -> int:
+    """MiB for a VM, rounded up: 8G = 8e9 bytes -> 7630 MiB."""
+    return max(1, math.ceil(parse_quantity(memory) / _MIB))
+
+
+@dataclass(frozen=True)
+class KubeletReservations:
+    system_cpu: str
+    system_memory: str
+    kube_cpu: str
+    kube_memory: str
+
+
+def _clamp(value: int, low: int, high: int) -> int:
+    return min(max(value, low), high)
+
+
+def kubelet_reservations(pool: NodePool) -> KubeletReservations:
+    """5 % of the pool's memory and CPU, clamped to [256Mi, 1Gi] and [50m, 500m]; floors when unsized."""
+    mem_mi, cpu_m = 256, 50
+    if pool.spec.resources.memory is not None:
+        mem_mi = _clamp(int(parse_quantity(pool.spec.resources.memory) / _MIB * Decimal("0.05")), 256, 1024)
+    if pool.spec.resources.cpu is not None:
+        cpu_m = _clamp(int(parse_quantity(pool.spec.resources.cpu) * 1000 * Decimal("0.05")), 50, 500)
+    return KubeletReservations(f"{cpu_m}m", f"{mem_mi}Mi", f"{cpu_m}m", f"{mem_mi}Mi")

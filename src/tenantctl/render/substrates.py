@@ -1,0 +1,45 @@
+"""What differs between substrates, as one table instead of branches scattered through the renderer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tenantctl.render.kubevirt import render_kubevirt_cluster, render_kubevirt_machine_template
+from tenantctl.render.proxmox import render_proxmox_cluster, render_proxmox_machine_template
+from tenantctl.spec import NodePool, TenantCluster
+
+__all__ = ["SUBSTRATES", "Substrate"]
+
+
+@dataclass(frozen=True)
+class Substrate:
+    name: str
+    # A Proxmox worker lives on the hypervisor's L2 and cannot route to a ClusterIP.
+    apiserver_service_type: str
+    install_disk: str
+    # Proxmox nodes are initialised by the external CCM (region/zone, providerID).
+    external_cloud_provider: bool
+    render_infra_cluster: Callable[[TenantCluster], dict[str, Any]]
+    render_machine_template: Callable[[TenantCluster, NodePool], dict[str, Any]]
+
+
+SUBSTRATES: dict[str, Substrate] = {
+    "kubevirt": Substrate(
+        name="kubevirt",
+        apiserver_service_type="ClusterIP",
+        install_disk="/dev/vda",
+        external_cloud_provider=False,
+        render_infra_cluster=render_kubevirt_cluster,
+        render_machine_template=render_kubevirt_machine_template,
+    ),
+    "proxmox": Substrate(
+        name="proxmox",
+        apiserver_service_type="LoadBalancer",
+        install_disk="/dev/sda",
+        external_cloud_provider=True,
+        render_infra_cluster=render_proxmox_cluster,
+        render_machine_template=render_proxmox_machine_template,
+    ),
+}

@@ -1,0 +1,133 @@
+"""Per pool TalosConfigTemplate: the full worker machine config, once the runtime inputs exist.
+
+CABPT makes the spec immutable, so this is only rendered when the endpoint address, both CAs and the
+Talos secrets are known (the operator observes them; the CLI takes `--observed`). A changed config is
+applied by the operator as delete + create.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from tenantctl.problems import Problems
+from tenantctl.render.images import kubelet_image
+from tenantctl.render.meta import Names, object_meta
+from tenantctl.render.sizing import kubelet_reservations
+from tenantctl.render.substrates import Substrate
+from tenantctl.render.versions import kubernetes_patch
+from tenantctl.spec import NodePool, ObservedState, TenantCluster
+
+__all__ = ["CABPT_API", "check_observed", "render_talos_config_template", "worker_machine_config"]
+
+CABPT_API = "bootstrap.cluster.x-k8s.io/v1alpha3"
+
+
+def check_observed(cluster: TenantCluster, observed: ObservedState, problems: Problems) -> None:
+    """A runtime input the substrate needs but the observation lacks is a refusal, not a guess."""
+    if cluster.spec.substrate == "kubevirt" and not observed.cluster_dns:
+        problems.error(
+            f"ObservedState/{observed.metadata.name}.clusterDNS",
+            "required on kubevirt: workers resolve through the management cluster's DNS service",
+        )
+
+
+def _network(cluster: TenantCluster, observed: ObservedState) -> dict[str, Any]:
+    names = Names(cluster)
+    if cluster.spec.substrate == "proxmox":
+        assert cluster.spec.proxmox is not None
+        return {"nameservers": list(cluster.spec.proxmox.dns_servers)}
+    domain = observed.management_cluster_domain
+    search = [f"svc.{domain}", domain]
+    return {
+        "nameservers": [observed.cluster_dns],
+        "searchDomains": search,
+        "extraHostEntries": [{"ip": observed.endpoint, "aliases": names.apiserver_dns_names(domain)}],
+    }
+
+
+def _endpoint(cluster: TenantCluster, observed: ObservedState) -> str:
+    """Proxmox: the LoadBalancer address itself; KubeVirt: the Service name, pinned by extraHostEntries."""
+    if cluster.spec.substrate == "proxmox":
+        host = observed.endpoint
+        return f"https://[{host}]:6443" if ":" in host else f"https://{host}:6443"
+    names = Names(cluster)
+    return f"https://{names.apiserver_dns_names(observed.management_cluster_domain)[0]}:6443"
+
+
+def worker_machine_config(
+    cluster: TenantCluster, pool: NodePool, observed: ObservedState, substrate: Substrate
+) -> dict[str, Any]:
+    talos = cluster.spec.talos
+    secrets = observed.talos_secrets
+    reserved = kubelet_reservations(pool)
+    kubelet: dict[str, Any] = {
+        "image": kubelet_image(kubernetes_patch(cluster)),
+        "extraConfig": {
+            "systemReserved": {"cpu": reserved.system_cpu, "memory": reserved.system_memory},
+            "kubeReserved": {"cpu": reserved.kube_cpu, "memory": reserved.kube_memory},
+            "evictionHard": {
+                "memory.available": "7%",
+                "nodefs.available": "10%",
+                "imagefs.available": "15%",
+                "nodefs.inodesFree": "5%",
+            },
+        },
+    }
+    if substrate.external_cloud_provider:
+        kubelet["extraArgs"] = {"cloud-provider": "external"}
+    installer = f"{talos.installer_repository.rstrip('/')}/{talos.schematic_id}:{talos.version}"
+    return {
+        "version": "v1alpha1",
+        "persist": True,
+        "machine": {
+            "type": "worker",
+            "token": secrets.token,
+            "ca": {"crt": observed.talos_ca, "key": ""},
+            "network": _network(cluster, observed),
+            "kubelet": kubelet,
+            "install": {"disk": substrate.install_disk, "image": installer, "wipe": False},
+            "features": {"rbac": True, "kubePrism": {"enabled": False}},
+        },
+        "cluster": {
+            "id": secrets.cluster_id,
+            "secret": secrets.cluster_secret,
+            "controlPlane": {"endpoint": _endpoint(cluster, observed)},
+            "clusterName": cluster.metadata.name,
+            "network": {
+                "dnsDomain": cluster.spec.network.cluster_domain,
+                "podSubnets": [cluster.spec.network.pod_cidr],
+                "serviceSubnets": [cluster.spec.network.service_cidr],
+            },
+            "token": f"{secrets.bootstrap_token_id}.{secrets.bootstrap_token_secret}",
+            "ca": {"crt": observed.kubernetes_ca, "key": ""},
+            "discovery": {
+                "enabled": True,
+                "registries": {"kubernetes": {"disabled": True}, "service": {"disabled": True}},
+            },
+        },
+    }
+
+
+def render_talos_config_template(
+    cluster: TenantCluster, pool: NodePool, observed: ObservedState, substrate: Substrate
+) -> dict[str, Any]:
+    names = Names(cluster)
+    config = worker_machine_config(cluster, pool, observed, substrate)
+    return {
+        "apiVersion": CABPT_API,
+        "kind": "TalosConfigTemplate",
+        "metadata": object_meta(
+            names.talos_config_template(pool), names.namespace, names.cluster, pool=pool.metadata.name
+        ),
+        "spec": {
+            "template": {
+                "spec": {
+                    "generateType": "none",
+                    "talosVersion": cluster.spec.talos.version,
+                    "data": yaml.safe_dump(config, sort_keys=False, default_flow_style=False),
+                }
+            }
+        },
+    }

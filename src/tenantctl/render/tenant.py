@@ -1,0 +1,68 @@
+"""The renderer's entry points: one cluster, a whole input, and the tenant-side bootstrap objects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tenantctl.problems import Problems
+from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
+from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
+from tenantctl.render.kamaji import render_kamaji_control_plane
+from tenantctl.render.substrates import SUBSTRATES
+from tenantctl.render.talos_config import CABPT_API, check_observed, render_talos_config_template
+from tenantctl.render.talos_pki import render_talos_pki
+from tenantctl.spec import NodePool, ObservedState, TenantCluster, TenantInput
+
+__all__ = ["render_cluster", "render_tenant", "render_tenant_bootstrap"]
+
+ObservedMap = Mapping[tuple[str, str], ObservedState]
+
+
+def render_cluster(
+    cluster: TenantCluster, pools: Sequence[NodePool], observed: ObservedState | None = None
+) -> list[dict[str, Any]]:
+    """Every management-cluster object of one tenant, in apply order. Pure and deterministic."""
+    substrate = SUBSTRATES[cluster.spec.substrate]
+    if observed is not None:
+        problems = Problems()
+        check_observed(cluster, observed, problems)
+        problems.raise_if_errors()
+    control_plane = render_kamaji_control_plane(cluster, substrate.apiserver_service_type, observed)
+    infra_cluster = substrate.render_infra_cluster(cluster)
+    objects: list[dict[str, Any]] = [
+        *render_talos_pki(cluster, observed),
+        render_capi_cluster(cluster, control_plane, infra_cluster),
+        control_plane,
+        infra_cluster,
+    ]
+    for pool in sorted(pools, key=lambda p: p.metadata.name):
+        template = substrate.render_machine_template(cluster, pool)
+        if observed is not None:
+            objects.append(render_talos_config_template(cluster, pool, observed, substrate))
+        objects += [
+            template,
+            render_machine_deployment(cluster, pool, template, CABPT_API),
+            render_machine_health_check(cluster, pool),
+        ]
+    return objects
+
+
+def render_tenant(tenant: TenantInput, observed: ObservedMap | None = None) -> list[dict[str, Any]]:
+    """All clusters of an input, ordered by namespace and name; refuses observations of unknown clusters."""
+    observed = observed or {}
+    known = {(c.metadata.namespace, c.metadata.name) for c in tenant.clusters}
+    problems = Problems()
+    for ns, name in sorted(set(observed) - known):
+        problems.error(f"ObservedState/{name}.metadata", f"no TenantCluster {ns}/{name} in the input")
+    problems.raise_if_errors()
+    objects: list[dict[str, Any]] = []
+    for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
+        key = (cluster.metadata.namespace, cluster.metadata.name)
+        objects += render_cluster(cluster, tenant.pools_of(cluster), observed.get(key))
+    return objects
+
+
+def render_tenant_bootstrap(cluster: TenantCluster, observed: ObservedState) -> list[dict[str, Any]]:
+    """Objects applied inside the tenant through its admin kubeconfig."""
+    return render_tenant_bootstrap_objects(cluster, observed)
