@@ -1,0 +1,54 @@
+"""Fixtures shared by every suite: the examples, the upstream CRDs beside the checkout, a validator."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tenant_support import REPO, load_example
+
+
+def shared_dir() -> Path:
+    """`../shared` beside the checkout (CI lays it there); `TENANTCTL_SHARED` overrides."""
+    return Path(os.environ.get("TENANTCTL_SHARED", REPO.parent / "shared"))
+
+
+@pytest.fixture(scope="session")
+def shared() -> Path:
+    path = shared_dir()
+    if not (path / "crds").is_dir():
+        pytest.skip(f"upstream CRDs not found at {path}/crds (set TENANTCTL_SHARED)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def crd_catalog(shared: Path) -> Any:
+    from tenantctl.validate import SchemaCatalog
+
+    return SchemaCatalog.from_dirs([shared / "crds"])
+
+
+@pytest.fixture(scope="session")
+def assert_valid(crd_catalog: Any) -> Callable[[Iterable[Mapping[str, Any]]], None]:
+    """Judge rendered objects against the upstream CRDs (schema + CEL) and core schemas."""
+    from tenantctl.validate import validate_objects
+
+    def check(objects: Iterable[Mapping[str, Any]]) -> None:
+        problems = validate_objects(list(objects), crd_catalog)
+        assert not problems, "\n".join(str(p) for p in problems)
+
+    return check
+
+
+@pytest.fixture
+def proxmox_docs() -> list[dict[str, Any]]:
+    return load_example("proxmox.yaml")
+
+
+@pytest.fixture
+def kubevirt_docs() -> list[dict[str, Any]]:
+    return load_example("kubevirt.yaml")

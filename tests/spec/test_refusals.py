@@ -1,0 +1,292 @@
+"""Every refusal of the spec, demonstrated from the CLI: exit 2, the field path and the value named.
+
+Each case mutates a valid example in one way; removing the check it guards turns the case red.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tenant_support import clone, doc, load_example
+from tenantctl.cli import app
+
+Docs = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Case:
+    example: str
+    mutate: Callable[[Docs], None]
+    path: str
+    fragment: str
+
+
+def tc(docs: Docs) -> dict[str, Any]:
+    return doc(docs, "TenantCluster")
+
+
+def pool(docs: Docs, name: str = "md0") -> dict[str, Any]:
+    return doc(docs, "NodePool", name)
+
+
+def px(docs: Docs) -> dict[str, Any]:
+    return tc(docs)["spec"]["proxmox"]
+
+
+def ppx(docs: Docs) -> dict[str, Any]:
+    return pool(docs)["spec"]["proxmox"]
+
+
+def _set(getter: Callable[[Docs], dict[str, Any]], key: str, value: Any) -> Callable[[Docs], None]:
+    def mutate(docs: Docs) -> None:
+        getter(docs)[key] = value
+
+    return mutate
+
+
+def _drop(getter: Callable[[Docs], dict[str, Any]], key: str) -> Callable[[Docs], None]:
+    def mutate(docs: Docs) -> None:
+        getter(docs).pop(key)
+
+    return mutate
+
+
+def _ipv4(key: str, value: Any) -> Callable[[Docs], None]:
+    return _set(lambda d: px(d)["ipv4Config"], key, value)
+
+
+def _both_template_selectors(docs: Docs) -> None:
+    ppx(docs)["templateID"] = 9000
+
+
+def _no_template_selector(docs: Docs) -> None:
+    ppx(docs).pop("templateTags")
+
+
+def _orphan_pool(docs: Docs) -> None:
+    pool(docs)["spec"]["cluster"] = "nope"
+
+
+def _long_names(docs: Docs) -> None:
+    tc(docs)["metadata"]["name"] = "a" * 40
+    pool(docs)["spec"]["cluster"] = "a" * 40
+    pool(docs)["metadata"]["name"] = "b" * 12
+
+
+def _too_many_replicas(docs: Docs) -> None:
+    pool(docs)["spec"]["replicas"] = 51
+
+
+def _kubevirt_only_cpu(docs: Docs) -> None:
+    pool(docs, "big")["spec"]["resources"] = {"cpu": "4"}
+
+
+def _autoscale_inverted(docs: Docs) -> None:
+    pool(docs)["spec"].update(minReplicas=5, maxReplicas=3)
+
+
+def _autoscale_and_replicas(docs: Docs) -> None:
+    pool(docs)["spec"].update(replicas=2, minReplicas=1, maxReplicas=3)
+
+
+CASES: dict[str, Case] = {
+    "unknown field with suggestion": Case(
+        "proxmox.yaml", _set(px, "dnsServer", ["192.0.2.53"]), "TenantCluster/acme.spec.proxmox.dnsServer",
+        "did you mean 'dnsServers'",
+    ),
+    "unknown field in a pool": Case(
+        "proxmox.yaml", _set(ppx, "templateTag", ["talos"]), "NodePool/md0.spec.proxmox.templateTag",
+        "did you mean 'templateTags'",
+    ),
+    "unknown substrate": Case(
+        "proxmox.yaml", _set(lambda d: tc(d)["spec"], "substrate", "vmware"), "TenantCluster/acme.spec.substrate",
+        "'vmware' is not a substrate",
+    ),
+    "unknown Kubernetes minor": Case(
+        "proxmox.yaml", _set(lambda d: tc(d)["spec"], "version", "v1.99"), "TenantCluster/acme.spec.version",
+        "unknown Kubernetes minor 'v1.99'",
+    ),
+    "Kubernetes minor outside the Talos window": Case(
+        "proxmox.yaml", _set(lambda d: tc(d)["spec"], "version", "v1.30"), "TenantCluster/acme.spec.version",
+        "outside the support window of Talos v1.13 (v1.31…v1.36",
+    ),
+    "Talos minor unknown": Case(
+        "proxmox.yaml", _set(lambda d: tc(d)["spec"]["talos"], "version", "v1.9.0"),
+        "TenantCluster/acme.spec.talos.version", "unknown Talos minor 'v1.9'",
+    ),
+    "missing proxmox block": Case(
+        "proxmox.yaml", _drop(lambda d: tc(d)["spec"], "proxmox"), "TenantCluster/acme.spec.proxmox",
+        "required on substrate proxmox",
+    ),
+    "missing credentialsSecretName": Case(
+        "proxmox.yaml", _drop(px, "credentialsSecretName"), "TenantCluster/acme.spec.proxmox.credentialsSecretName",
+        "required on substrate proxmox",
+    ),
+    "missing allowedNodes": Case(
+        "proxmox.yaml", _drop(px, "allowedNodes"), "TenantCluster/acme.spec.proxmox.allowedNodes", "required",
+    ),
+    "missing ipv4Config": Case(
+        "proxmox.yaml", _drop(px, "ipv4Config"), "TenantCluster/acme.spec.proxmox.ipv4Config", "no DHCP mode",
+    ),
+    "missing dnsServers": Case(
+        "proxmox.yaml", _drop(px, "dnsServers"), "TenantCluster/acme.spec.proxmox.dnsServers",
+        "cannot reach the management cluster's DNS",
+    ),
+    "empty dnsServers": Case(
+        "proxmox.yaml", _set(px, "dnsServers", []), "TenantCluster/acme.spec.proxmox.dnsServers", "required",
+    ),
+    "dnsServers with a substitution": Case(
+        "proxmox.yaml", _set(px, "dnsServers", ["192.0.2.53", "$(reboot)"]),
+        "TenantCluster/acme.spec.proxmox.dnsServers[1]", "'$(reboot)' is not a literal",
+    ),
+    "dnsServers with a backtick": Case(
+        "proxmox.yaml", _set(px, "dnsServers", ["`id`"]), "TenantCluster/acme.spec.proxmox.dnsServers[0]",
+        "not a literal",
+    ),
+    "dnsServers with a space": Case(
+        "proxmox.yaml", _set(px, "dnsServers", ["192.0.2.53 192.0.2.54"]),
+        "TenantCluster/acme.spec.proxmox.dnsServers[0]", "not a literal",
+    ),
+    "dnsServers hostname": Case(
+        "proxmox.yaml", _set(px, "dnsServers", ["dns.example.com"]), "TenantCluster/acme.spec.proxmox.dnsServers[0]",
+        "'dns.example.com' is not a literal",
+    ),
+    "dnsServers IPv6-shaped with a substitution": Case(
+        "proxmox.yaml", _set(px, "dnsServers", ["2001:db8::$x"]), "TenantCluster/acme.spec.proxmox.dnsServers[0]",
+        "not a literal",
+    ),
+    "gateway outside the prefix": Case(
+        "proxmox.yaml", _ipv4("gateway", "198.51.100.1"), "TenantCluster/acme.spec.proxmox.ipv4Config.gateway",
+        "gateway 198.51.100.1 is outside the /24",
+    ),
+    "address entry not IP/CIDR/range": Case(
+        "proxmox.yaml", _ipv4("addresses", ["192.0.2.100-192.0.2.150", "pool-a"]),
+        "TenantCluster/acme.spec.proxmox.ipv4Config.addresses[1]", "'pool-a' is not an IPv4 address, CIDR or a-b range",
+    ),
+    "prefix above 32": Case(
+        "proxmox.yaml", _ipv4("prefix", 33), "TenantCluster/acme.spec.proxmox.ipv4Config.prefix", "33 is outside 0–32",
+    ),
+    "prefix below 0": Case(
+        "proxmox.yaml", _ipv4("prefix", -1), "TenantCluster/acme.spec.proxmox.ipv4Config.prefix", "-1 is outside 0–32",
+    ),
+    "osImage on proxmox": Case(
+        "proxmox.yaml", _set(lambda d: tc(d)["spec"], "osImage", "https://example.org/talos.raw.xz"),
+        "TenantCluster/acme.spec.osImage", "spec.talos.version and spec.talos.schematicID",
+    ),
+    "storage with a linked clone": Case(
+        "proxmox.yaml", _set(ppx, "storage", "local-zfs"), "NodePool/md0.spec.proxmox.storage",
+        "storage 'local-zfs' needs full: true; with full: false (a linked clone) the disk lives on the template's storage",
+    ),
+    "format with a linked clone": Case(
+        "proxmox.yaml", _set(ppx, "format", "qcow2"), "NodePool/md0.spec.proxmox.format",
+        "format 'qcow2' needs full: true",
+    ),
+    "templateTags and templateID": Case(
+        "proxmox.yaml", _both_template_selectors, "NodePool/md0.spec.proxmox.templateTags", "are exclusive",
+    ),
+    "neither templateTags nor templateID": Case(
+        "proxmox.yaml", _no_template_selector, "NodePool/md0.spec.proxmox.templateTags", "exactly one of",
+    ),
+    "proxmox pool without sizing": Case(
+        "proxmox.yaml", _drop(lambda d: pool(d)["spec"], "resources"), "NodePool/md0.spec.resources",
+        "needs resources.cpu and/or resources.memory",
+    ),
+    "kubevirt pool with only cpu": Case(
+        "kubevirt.yaml", _kubevirt_only_cpu, "NodePool/big.spec.resources", "cpu and memory together or neither",
+    ),
+    "minReplicas above maxReplicas": Case(
+        "kubevirt.yaml", _autoscale_inverted, "NodePool/md0.spec.minReplicas",
+        "minReplicas (5) is greater than maxReplicas (3)",
+    ),
+    "replicas with autoscaling": Case(
+        "proxmox.yaml", _autoscale_and_replicas, "NodePool/md0.spec.replicas", "exclusive",
+    ),
+    "pool of a cluster not in the input": Case(
+        "proxmox.yaml", _orphan_pool, "NodePool/md0.spec.cluster", "no TenantCluster 'nope'",
+    ),
+    "names overflowing a label": Case(
+        "proxmox.yaml", _long_names, "NodePool/" + "b" * 12 + ".metadata.name", "over the 63-character label limit",
+    ),
+    "IP pool too small for max replicas + surge": Case(
+        "proxmox.yaml", _too_many_replicas, "TenantCluster/acme.spec.proxmox.ipv4Config.addresses",
+        "51 usable addresses, but the node pools can claim 52",
+    ),
+    "missing CCM credentials": Case(
+        "proxmox.yaml", _set(px, "ccm", {}), "TenantCluster/acme.spec.proxmox.ccm.credentialsSecretName",
+        "uninitialized taint",
+    ),
+    "missing CSI credentials while enabled": Case(
+        "proxmox.yaml", _set(px, "csi", {"enabled": True}), "TenantCluster/acme.spec.proxmox.csi.credentialsSecretName",
+        "required while spec.proxmox.csi.enabled is true",
+    ),
+}
+
+
+def run_cli(tmp_path: Path, docs: Docs, *args: str) -> Any:
+    spec = tmp_path / "tenant.yaml"
+    spec.write_text(yaml.safe_dump_all(docs))
+    return CliRunner().invoke(app, [*args, "-f", str(spec)])
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_refusal_from_the_cli(case: Case, tmp_path: Path) -> None:
+    docs = clone(load_example(case.example))
+    case.mutate(docs)
+    result = run_cli(tmp_path, docs, "render")
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    line = next((ln for ln in result.stderr.splitlines() if ln.startswith(case.path + ":")), None)
+    assert line is not None, f"no problem at {case.path}:\n{result.stderr}"
+    assert case.fragment in line
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("example", ["proxmox.yaml", "kubevirt.yaml"])
+def test_unmutated_examples_render(example: str, tmp_path: Path) -> None:
+    result = run_cli(tmp_path, load_example(example), "render")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+
+
+def test_every_problem_is_reported_in_one_pass(tmp_path: Path) -> None:
+    docs = clone(load_example("proxmox.yaml"))
+    for case in ("unknown field with suggestion", "dnsServers hostname", "storage with a linked clone",
+                 "osImage on proxmox", "gateway outside the prefix"):
+        CASES[case].mutate(docs)
+    result = run_cli(tmp_path, docs, "render")
+    assert result.exit_code == 2
+    paths = {ln.split(": ")[0] for ln in result.stderr.splitlines()}
+    assert {
+        "TenantCluster/acme.spec.proxmox.dnsServer",
+        "TenantCluster/acme.spec.proxmox.dnsServers[0]",
+        "NodePool/md0.spec.proxmox.storage",
+        "TenantCluster/acme.spec.osImage",
+        "TenantCluster/acme.spec.proxmox.ipv4Config.gateway",
+    } <= paths
+
+
+def test_proxmox_fields_on_a_kubevirt_cluster_are_a_warning(tmp_path: Path) -> None:
+    docs = clone(load_example("kubevirt.yaml"))
+    tc(docs)["spec"]["proxmox"] = {"allowedNodes": ["pve1"]}
+    pool(docs)["spec"]["proxmox"] = {"sourceNode": "pve1"}
+    result = run_cli(tmp_path, docs, "render")
+    assert result.exit_code == 0
+    assert "warning: TenantCluster/demo.spec.proxmox: ignored" in result.stderr
+    assert "warning: NodePool/md0.spec.proxmox: ignored" in result.stderr
+    assert "ProxmoxMachineTemplate" not in result.stdout
+
+
+def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
+    spec = tmp_path / "bad.yaml"
+    spec.write_text("apiVersion: tenantctl.io/v1alpha1\nkind: TenantCluster\nmetadata: {name: [\n")
+    result = CliRunner().invoke(app, ["render", "-f", str(spec)])
+    assert result.exit_code == 2
+    assert f"{spec}:4:" in result.stderr
+    assert "malformed YAML" in result.stderr

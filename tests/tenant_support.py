@@ -1,0 +1,25 @@
+"""Helpers for tests that build tenant input: the examples, and finding a document to mutate."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+
+
+def load_example(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((EXAMPLES / name).read_text()) if d]
+
+
+def doc(docs: list[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:
+    """The document of `kind` (and `name`) in a list, for a test to mutate in place."""
+    return next(d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name))
+
+
+def clone(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return copy.deepcopy(docs)
