@@ -107,7 +107,9 @@ def test_kubevirt_cluster_carries_the_managed_by_annotation(kubevirt_docs: Docs)
     assert kc["metadata"]["annotations"] == {"cluster.x-k8s.io/managed-by": "kamaji"}
 
 
-@pytest.mark.parametrize(("example", "service_type"), [("proxmox.yaml", "LoadBalancer"), ("kubevirt.yaml", "ClusterIP")])
+@pytest.mark.parametrize(
+    ("example", "service_type"), [("proxmox.yaml", "LoadBalancer"), ("kubevirt.yaml", "ClusterIP")]
+)
 def test_apiserver_service_type(example: str, service_type: str) -> None:
     kcp = one(render(load_example(example)), "KamajiControlPlane")
     assert kcp["spec"]["network"]["serviceType"] == service_type

@@ -182,7 +182,8 @@ CASES: dict[str, Case] = {
     ),
     "storage with a linked clone": Case(
         "proxmox.yaml", _set(ppx, "storage", "local-zfs"), "NodePool/md0.spec.proxmox.storage",
-        "storage 'local-zfs' needs full: true; with full: false (a linked clone) the disk lives on the template's storage",
+        "storage 'local-zfs' needs full: true; with full: false (a linked clone) "
+        "the disk lives on the template's storage",
     ),
     "format with a linked clone": Case(
         "proxmox.yaml", _set(ppx, "format", "qcow2"), "NodePool/md0.spec.proxmox.format",
