@@ -7,6 +7,16 @@ __all__ = ["IMAGES", "kubelet_image"]
 IMAGES: dict[str, str] = {
     "talos-csr-signer": "ghcr.io/clastix/talos-csr-signer:v0.2.0",
     "kubelet": "ghcr.io/siderolabs/kubelet",
+    # Composes a controller's config file from its credentials Secret (sh, awk, sed, tr).
+    "config-init": "docker.io/library/busybox:1.37.0",
+    "proxmox-ccm": "ghcr.io/sergelogvinov/proxmox-cloud-controller-manager:v0.15.0",
+    "proxmox-csi-controller": "ghcr.io/sergelogvinov/proxmox-csi-controller:v0.20.0",
+    "kubevirt-ccm": "quay.io/kubevirt/kubevirt-cloud-controller-manager:v0.5.1",
+    "kubevirt-csi-driver": "quay.io/kubevirt/kubevirt-csi-driver:v0.4.1",
+    "csi-attacher": "registry.k8s.io/sig-storage/csi-attacher:v4.8.0",
+    "csi-provisioner": "registry.k8s.io/sig-storage/csi-provisioner:v5.1.0",
+    "csi-resizer": "registry.k8s.io/sig-storage/csi-resizer:v1.13.1",
+    "csi-livenessprobe": "registry.k8s.io/sig-storage/livenessprobe:v2.14.0",
 }
 
 

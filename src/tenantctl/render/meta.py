@@ -20,6 +20,7 @@ __all__ = [
     "content_hash",
     "object_meta",
     "object_ref",
+    "platform_meta",
 ]
 
 MANAGED_BY = "tenantctl"
@@ -53,6 +54,11 @@ def object_meta(
     if annotations:
         meta["annotations"] = dict(annotations)
     return meta
+
+
+def platform_meta(name: str, namespace: str) -> dict[str, Any]:
+    """Objects rendered once per platform (chart sources) belong to no cluster: no cluster label."""
+    return {"name": name, "namespace": namespace, "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}}
 
 
 def object_ref(obj: Mapping[str, Any], *, with_namespace: bool = True) -> dict[str, str]:
@@ -103,6 +109,46 @@ class Names:
     @property
     def talos_tls(self) -> str:
         return f"{self.cluster}-talos-tls-cert"
+
+    @property
+    def ccm(self) -> str:
+        """The Proxmox cloud-controller-manager Deployment and its ServiceAccount."""
+        return f"{self.cluster}-pccm"
+
+    @property
+    def csi_controller(self) -> str:
+        return f"{self.cluster}-pcsi-controller"
+
+    @property
+    def csi_service_account(self) -> str:
+        return f"{self.cluster}-pcsi"
+
+    @property
+    def kccm(self) -> str:
+        """The KubeVirt cloud-controller-manager: Deployment, ServiceAccount and RBAC share the name."""
+        return f"{self.cluster}-kccm"
+
+    @property
+    def kccm_cloud_config(self) -> str:
+        return f"{self.cluster}-cloud-config"
+
+    @property
+    def kubevirt_csi_controller(self) -> str:
+        return f"{self.cluster}-kcsi-controller"
+
+    @property
+    def kubevirt_csi(self) -> str:
+        """ServiceAccount and RBAC of the KubeVirt CSI controller."""
+        return f"{self.cluster}-kcsi"
+
+    @property
+    def kubevirt_csi_cluster_role(self) -> str:
+        """Cluster-scoped, so the namespace is part of it: two tenants may name their clusters alike."""
+        return f"{self.namespace}-{self.cluster}-kcsi"
+
+    def release(self, addon: str) -> str:
+        """A tenant add-on's HelmRelease in the management cluster (`<cluster>-cilium`)."""
+        return f"{self.cluster}-{addon}"
 
     def machine_deployment(self, pool: NodePool) -> str:
         return f"{self.cluster}-{pool.metadata.name}"

@@ -6,7 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tenantctl.render.addons import CsiNodeRelease
+from tenantctl.render.csi_proxmox import proxmox_csi_node_release, render_proxmox_controllers
 from tenantctl.render.kubevirt import render_kubevirt_cluster, render_kubevirt_machine_template
+from tenantctl.render.kubevirt_csi import kubevirt_csi_node_release, render_kubevirt_controllers
 from tenantctl.render.proxmox import render_proxmox_cluster, render_proxmox_machine_template
 from tenantctl.spec import NodePool, TenantCluster
 
@@ -23,6 +26,9 @@ class Substrate:
     external_cloud_provider: bool
     render_infra_cluster: Callable[[TenantCluster], dict[str, Any]]
     render_machine_template: Callable[[TenantCluster, NodePool], dict[str, Any]]
+    # The cloud-controller-manager and CSI controller that drive the tenant from its namespace here.
+    render_controllers: Callable[[TenantCluster], list[dict[str, Any]]]
+    csi_node_release: Callable[[TenantCluster], CsiNodeRelease | None]
 
 
 SUBSTRATES: dict[str, Substrate] = {
@@ -33,6 +39,8 @@ SUBSTRATES: dict[str, Substrate] = {
         external_cloud_provider=False,
         render_infra_cluster=render_kubevirt_cluster,
         render_machine_template=render_kubevirt_machine_template,
+        render_controllers=render_kubevirt_controllers,
+        csi_node_release=kubevirt_csi_node_release,
     ),
     "proxmox": Substrate(
         name="proxmox",
@@ -41,5 +49,7 @@ SUBSTRATES: dict[str, Substrate] = {
         external_cloud_provider=True,
         render_infra_cluster=render_proxmox_cluster,
         render_machine_template=render_proxmox_machine_template,
+        render_controllers=render_proxmox_controllers,
+        csi_node_release=proxmox_csi_node_release,
     ),
 }

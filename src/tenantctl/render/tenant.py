@@ -6,8 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tenantctl.problems import Problems
+from tenantctl.render.addons import render_addons
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
+from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.kamaji import render_kamaji_control_plane
 from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import CABPT_API, check_observed, render_talos_config_template
@@ -20,9 +22,16 @@ ObservedMap = Mapping[tuple[str, str], ObservedState]
 
 
 def render_cluster(
-    cluster: TenantCluster, pools: Sequence[NodePool], observed: ObservedState | None = None
+    cluster: TenantCluster,
+    pools: Sequence[NodePool],
+    observed: ObservedState | None = None,
+    charts: ChartSourcesSpec | None = None,
 ) -> list[dict[str, Any]]:
-    """Every management-cluster object of one tenant, in apply order. Pure and deterministic."""
+    """Every management-cluster object of one tenant, in apply order. Pure and deterministic.
+
+    The tenant add-on releases need the apiserver address (cilium's k8sServiceHost), so like the
+    TalosConfigTemplates they are rendered only once it is observed."""
+    charts = charts or ChartSourcesSpec()
     substrate = SUBSTRATES[cluster.spec.substrate]
     if observed is not None:
         problems = Problems()
@@ -45,21 +54,28 @@ def render_cluster(
             render_machine_deployment(cluster, pool, template, CABPT_API),
             render_machine_health_check(cluster, pool),
         ]
+    objects += substrate.render_controllers(cluster)
+    if observed is not None:
+        objects += render_addons(cluster, observed, charts, substrate.csi_node_release(cluster))
     return objects
 
 
-def render_tenant(tenant: TenantInput, observed: ObservedMap | None = None) -> list[dict[str, Any]]:
-    """All clusters of an input, ordered by namespace and name; refuses observations of unknown clusters."""
+def render_tenant(
+    tenant: TenantInput, observed: ObservedMap | None = None, charts: ChartSourcesSpec | None = None
+) -> list[dict[str, Any]]:
+    """The platform's chart sources, then all clusters of an input ordered by namespace and name;
+    refuses observations of unknown clusters."""
+    charts = charts or ChartSourcesSpec()
     observed = observed or {}
     known = {(c.metadata.namespace, c.metadata.name) for c in tenant.clusters}
     problems = Problems()
     for ns, name in sorted(set(observed) - known):
         problems.error(f"ObservedState/{name}.metadata", f"no TenantCluster {ns}/{name} in the input")
     problems.raise_if_errors()
-    objects: list[dict[str, Any]] = []
+    objects = render_chart_sources(charts)
     for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         key = (cluster.metadata.namespace, cluster.metadata.name)
-        objects += render_cluster(cluster, tenant.pools_of(cluster), observed.get(key))
+        objects += render_cluster(cluster, tenant.pools_of(cluster), observed.get(key), charts)
     return objects
 
 

@@ -1,0 +1,165 @@
+"""Tenant add-ons as Flux HelmReleases, installed into the tenant through its admin kubeconfig.
+
+Order is carried by `dependsOn`: cilium first (nothing in the tenant has a network before it), then
+coredns and the CSI node release, each depending on cilium only. The CCM is a Deployment here, not a
+release, so nothing in the tenant can depend on it; the CSI node plugin waits for the labels it sets.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tenantctl.render.chart_sources import ChartSourcesSpec, helm_release_chart
+from tenantctl.render.kamaji import KUBECONFIG_KEY
+from tenantctl.render.meta import Names, object_meta
+from tenantctl.spec import ObservedState, TenantCluster
+
+__all__ = [
+    "CSI_RELEASE",
+    "HELM_RELEASE_API",
+    "CsiNodeRelease",
+    "cluster_dns_address",
+    "render_addons",
+    "render_helm_release",
+]
+
+HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
+CILIUM, COREDNS, CSI_RELEASE = "cilium", "coredns", "csi"
+_APISERVER_PORT = 6443
+_CILIUM_MTU = 1350  # headroom for the tunnel inside the substrate's own overlay
+
+
+@dataclass(frozen=True)
+class CsiNodeRelease:
+    """What a substrate contributes to the tenant's CSI node release."""
+
+    chart: str
+    target_namespace: str
+    values: Mapping[str, Any]
+    post_renderers: Sequence[Mapping[str, Any]] = ()
+
+
+def cluster_dns_address(cluster: TenantCluster) -> str:
+    """The 10th address of the service CIDR: what Talos' kubelet uses as clusterDNS by default."""
+    return str(ipaddress.ip_network(cluster.spec.network.service_cidr)[10])
+
+
+def render_helm_release(
+    cluster: TenantCluster,
+    charts: ChartSourcesSpec,
+    addon: str,
+    chart: str,
+    target_namespace: str,
+    values: Mapping[str, Any],
+    *,
+    depends_on: Sequence[str] = (),
+    post_renderers: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """Every tenant release is built here: `kubeConfig` always names the admin kubeconfig, never `valuesFrom`."""
+    names = Names(cluster)
+    spec: dict[str, Any] = {
+        "releaseName": addon,
+        **helm_release_chart(charts, chart),
+        "interval": "5m",
+        "timeout": "10m",
+        "kubeConfig": {"secretRef": {"name": names.admin_kubeconfig, "key": KUBECONFIG_KEY}},
+        "targetNamespace": target_namespace,
+        "storageNamespace": target_namespace,
+        "install": {"createNamespace": True, "remediation": {"retries": -1}},
+        "upgrade": {"remediation": {"retries": -1}},
+        "values": dict(values),
+    }
+    if depends_on:
+        spec["dependsOn"] = [{"name": names.release(d), "namespace": names.namespace} for d in depends_on]
+    if post_renderers:
+        spec["postRenderers"] = [dict(p) for p in post_renderers]
+    return {
+        "apiVersion": HELM_RELEASE_API,
+        "kind": "HelmRelease",
+        "metadata": object_meta(names.release(addon), names.namespace, names.cluster),
+        "spec": spec,
+    }
+
+
+def _cilium_values(observed: ObservedState) -> dict[str, Any]:
+    """Kamaji runs no kube-proxy and Talos' KubePrism is off, so cilium talks to the apiserver address
+    itself and replaces kube-proxy; the capability and cgroup settings are what Talos requires."""
+    return {
+        "k8sServiceHost": observed.endpoint,
+        "k8sServicePort": _APISERVER_PORT,
+        "kubeProxyReplacement": True,
+        "routingMode": "tunnel",
+        "tunnelProtocol": "vxlan",
+        "MTU": _CILIUM_MTU,
+        "enableIPv4Masquerade": True,
+        "ipam": {"mode": "kubernetes"},
+        "cgroup": {"autoMount": {"enabled": False}, "hostRoot": "/sys/fs/cgroup"},
+        "securityContext": {
+            "capabilities": {
+                "ciliumAgent": [
+                    "CHOWN", "KILL", "NET_ADMIN", "NET_RAW", "IPC_LOCK", "SYS_ADMIN",
+                    "SYS_RESOURCE", "DAC_OVERRIDE", "FOWNER", "SETGID", "SETUID",
+                ],
+                "cleanCiliumState": ["NET_ADMIN", "SYS_ADMIN", "SYS_RESOURCE"],
+            }
+        },
+    }
+
+
+def _coredns_values(cluster: TenantCluster) -> dict[str, Any]:
+    domain = cluster.spec.network.cluster_domain
+    return {
+        "service": {"clusterIP": cluster_dns_address(cluster), "name": "kube-dns"},
+        "k8sAppLabelOverride": "kube-dns",
+        "servers": [
+            {
+                "zones": [{"zone": "."}],
+                "port": 53,
+                "plugins": [
+                    {"name": "errors"},
+                    {"name": "health", "configBlock": "lameduck 5s"},
+                    {"name": "ready"},
+                    {
+                        "name": "kubernetes",
+                        "parameters": f"{domain} in-addr.arpa ip6.arpa",
+                        "configBlock": "pods insecure\nfallthrough in-addr.arpa ip6.arpa\nttl 30",
+                    },
+                    {"name": "prometheus", "parameters": "0.0.0.0:9153"},
+                    {"name": "forward", "parameters": ". /etc/resolv.conf"},
+                    {"name": "cache", "parameters": 30},
+                    {"name": "loop"},
+                    {"name": "reload"},
+                    {"name": "loadbalance"},
+                ],
+            }
+        ],
+    }
+
+
+def render_addons(
+    cluster: TenantCluster, observed: ObservedState, charts: ChartSourcesSpec, csi: CsiNodeRelease | None
+) -> list[dict[str, Any]]:
+    """cilium, coredns and (unless the substrate's CSI is off) the CSI node release, in that order."""
+    releases = [
+        render_helm_release(cluster, charts, CILIUM, "cilium", "kube-system", _cilium_values(observed)),
+        render_helm_release(
+            cluster, charts, COREDNS, "coredns", "kube-system", _coredns_values(cluster), depends_on=[CILIUM]
+        ),
+    ]
+    if csi is not None:
+        releases.append(
+            render_helm_release(
+                cluster,
+                charts,
+                CSI_RELEASE,
+                csi.chart,
+                csi.target_namespace,
+                csi.values,
+                depends_on=[CILIUM],
+                post_renderers=csi.post_renderers,
+            )
+        )
+    return releases

@@ -1,0 +1,114 @@
+"""KubeVirt's CSI driver: the controller runs here (hot-plugs DataVolumes into the worker VMs of this
+namespace) with `--run-node-service=false`; the tenant gets the node plugin from its own release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tenantctl.render.addons import CsiNodeRelease
+from tenantctl.render.controllers import (
+    KUBECONFIG_MOUNT,
+    KUBECONFIG_PATH,
+    Rule,
+    cluster_role,
+    container,
+    controller_deployment,
+    kubeconfig_volume,
+    namespaced_role,
+    service_account,
+)
+from tenantctl.render.images import IMAGES
+from tenantctl.render.kubevirt_ccm import render_kubevirt_ccm
+from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names
+from tenantctl.spec import TenantCluster
+
+__all__ = [
+    "KCSI_CLUSTER_RULES",
+    "KCSI_RULES",
+    "kubevirt_csi_node_release",
+    "kubevirt_csi_node_values",
+    "render_kubevirt_controllers",
+    "render_kubevirt_csi_controller",
+]
+
+_SOCKET_VOLUME = "socket-dir"
+_SOCKET_DIR = "/var/lib/csi/sockets/pluginproxy"
+_SOCKET = f"{_SOCKET_DIR}/csi.sock"
+_HEALTH_PORT = 10301
+KCSI_RULES: tuple[Rule, ...] = (
+    ("cdi.kubevirt.io", ("datavolumes",), ("get", "create", "delete")),
+    ("kubevirt.io", ("virtualmachineinstances", "virtualmachines"), ("get", "list")),
+    ("subresources.kubevirt.io", ("virtualmachines/addvolume", "virtualmachines/removevolume"), ("update",)),
+    ("", ("persistentvolumeclaims",), ("get", "patch")),
+)
+_SIDECARS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("csi-provisioner", ("--default-fstype=ext4",)),
+    ("csi-attacher", ()),
+    ("csi-resizer", ()),
+)
+KCSI_CLUSTER_RULES: tuple[Rule, ...] = (("", ("persistentvolumes",), ("get",)),)
+
+
+def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any]]:
+    names = Names(cluster)
+    socket = [(_SOCKET_VOLUME, _SOCKET_DIR)]
+    kubeconfig = [("kubeconfig", KUBECONFIG_MOUNT)]
+    sidecar_args = [f"--csi-address={_SOCKET}", f"--kubeconfig={KUBECONFIG_PATH}", "--v=2", "--timeout=3m"]
+    containers = [
+        container(
+            "csi-driver",
+            IMAGES["kubevirt-csi-driver"],
+            [
+                f"--endpoint=unix://{_SOCKET}",
+                f"--infra-cluster-namespace={names.namespace}",
+                f"--infra-cluster-labels={CAPI_CLUSTER_LABEL}={names.cluster}",
+                "--run-node-service=false",
+                "--v=2",
+            ],
+            [*socket, *kubeconfig],
+            writable=[_SOCKET_VOLUME],
+            extra={
+                "ports": [{"name": "healthz", "containerPort": _HEALTH_PORT, "protocol": "TCP"}],
+                "livenessProbe": {"httpGet": {"path": "/healthz", "port": "healthz"}, "periodSeconds": 30},
+            },
+        ),
+        *(
+            container(name, IMAGES[name], [*sidecar_args, *extra], [*socket, *kubeconfig], writable=[_SOCKET_VOLUME])
+            for name, extra in _SIDECARS
+        ),
+        container(
+            "csi-liveness-probe",
+            IMAGES["csi-livenessprobe"],
+            [f"--csi-address={_SOCKET}", "--probe-timeout=3s", f"--health-port={_HEALTH_PORT}"],
+            socket,
+            writable=[_SOCKET_VOLUME],
+        ),
+    ]
+    return [
+        service_account(names, names.kubevirt_csi),
+        *namespaced_role(names, names.kubevirt_csi, names.kubevirt_csi, KCSI_RULES),
+        *cluster_role(names, names.kubevirt_csi_cluster_role, names.kubevirt_csi, KCSI_CLUSTER_RULES),
+        controller_deployment(
+            names,
+            names.kubevirt_csi_controller,
+            names.kubevirt_csi,
+            containers,
+            [{"name": _SOCKET_VOLUME, "emptyDir": {}}, kubeconfig_volume(names)],
+            infra_access=True,
+        ),
+    ]
+
+
+def kubevirt_csi_node_values(cluster: TenantCluster) -> dict[str, Any]:
+    """One tenant StorageClass backed by the management cluster's default StorageClass."""
+    return {"storageClasses": {"kubevirt": {"default": True}}}
+
+
+def kubevirt_csi_node_release(cluster: TenantCluster) -> CsiNodeRelease:
+    return CsiNodeRelease(
+        chart="kubevirt-csi-node", target_namespace="kubevirt-csi-driver", values=kubevirt_csi_node_values(cluster)
+    )
+
+
+def render_kubevirt_controllers(cluster: TenantCluster) -> list[dict[str, Any]]:
+    return [*render_kubevirt_ccm(cluster), *render_kubevirt_csi_controller(cluster)]
