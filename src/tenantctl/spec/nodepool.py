@@ -27,14 +27,14 @@ DEFAULT_REPLICAS = 2
 
 
 class ResourcesSpec(SpecModel):
-    cpu: Quantity | None = None
-    memory: Quantity | None = None
+    cpu: Quantity | None = Field(default=None, description="vCPUs (rounded up to whole cores on proxmox).")
+    memory: Quantity | None = Field(default=None, description="Memory (rounded up to MiB on proxmox).")
 
 
 class KubevirtPoolSpec(SpecModel):
-    instance_type: str = "u1.medium"
-    disk_size: str = "20Gi"
-    storage_class: str = "replicated"
+    instance_type: str = Field(default="u1.medium", description="Used unless both cpu and memory are given.")
+    disk_size: str = Field(default="20Gi", description="System disk size.")
+    storage_class: str = Field(default="replicated", description="StorageClass of the system disk.")
 
 
 class ProxmoxNetworkSpec(SpecModel):
@@ -46,14 +46,16 @@ class ProxmoxNetworkSpec(SpecModel):
 class ProxmoxPoolSpec(SpecModel):
     """How capmox clones a worker: from which node and template, linked or full, into which pool."""
 
-    source_node: str
-    template_tags: list[str] | None = None
-    template_id: int | None = Field(default=None, alias="templateID", ge=100)
-    full: bool = False
-    storage: str | None = None
-    format: Literal["raw", "qcow2", "vmdk"] | None = None
-    pool: str | None = None
-    disk_size_gb: int = Field(default=20, alias="diskSizeGB", ge=5)
+    source_node: str = Field(description="Proxmox node holding the template.")
+    template_tags: list[str] | None = Field(
+        default=None, description="Exact tag set of the Talos template (or templateID)."
+    )
+    template_id: int | None = Field(default=None, alias="templateID", ge=100, description="VMID of the template.")
+    full: bool = Field(default=False, description="Full clone; linked clones (default) share the template's disk.")
+    storage: str | None = Field(default=None, description="Full clones only: target storage.")
+    format: Literal["raw", "qcow2", "vmdk"] | None = Field(default=None, description="Full clones only.")
+    pool: str | None = Field(default=None, description="Proxmox resource pool: one ACL follows every VM.")
+    disk_size_gb: int = Field(default=20, alias="diskSizeGB", ge=5, description="Boot disk size in GB.")
     network: ProxmoxNetworkSpec = Field(default_factory=ProxmoxNetworkSpec)
 
 
@@ -70,10 +72,10 @@ class HealthCheckSpec(SpecModel):
 
 
 class NodePoolSpec(SpecModel):
-    cluster: str
-    replicas: int | None = Field(default=None, ge=0)
-    min_replicas: int | None = Field(default=None, ge=0)
-    max_replicas: int | None = Field(default=None, ge=0)
+    cluster: str = Field(description="Name of the TenantCluster in the same namespace.")
+    replicas: int | None = Field(default=None, ge=0, description="Fixed size (default 2).")
+    min_replicas: int | None = Field(default=None, ge=0, description="Autoscaled: lower bound (with maxReplicas).")
+    max_replicas: int | None = Field(default=None, ge=0, description="Autoscaled: upper bound (with minReplicas).")
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
     kubevirt: KubevirtPoolSpec = Field(default_factory=KubevirtPoolSpec)
     proxmox: ProxmoxPoolSpec | None = None

@@ -1,0 +1,68 @@
+"""The small parsers the refusals stand on: quantities, address entries, pool capacity, literal IPs."""
+
+from __future__ import annotations
+
+import ipaddress
+from decimal import Decimal
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tenantctl.spec.addresses import is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.quantity import QuantityError, parse_quantity
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("1500m", Decimal("1.5")), ("2", Decimal(2)), ("8G", Decimal(8 * 10**9)), ("8Gi", Decimal(8 * 2**30)),
+     ("1e9", Decimal(10**9)), ("0.5", Decimal("0.5")), (3, Decimal(3))],
+)
+def test_quantities(text: str, value: Decimal) -> None:
+    assert parse_quantity(text) == value
+
+
+@pytest.mark.parametrize("text", ["2x", "", "G", "1.2.3", "--1", "1 G"])
+def test_not_quantities(text: str) -> None:
+    with pytest.raises(QuantityError):
+        parse_quantity(text)
+
+
+@pytest.mark.parametrize("value", ["192.0.2.1", "2001:db8::1", "::1"])
+def test_literal_ips(value: str) -> None:
+    assert is_literal_ip(value)
+
+
+@pytest.mark.parametrize("value", ["$(id)", "`id`", "1.2.3.4 ", "dns.google", "fe80::1%eth0", "1.2.3", ""])
+def test_not_literal_ips(value: str) -> None:
+    assert not is_literal_ip(value)
+
+
+def test_address_entry_shapes() -> None:
+    assert len(parse_address_entry("192.0.2.10")) == 1
+    assert len(parse_address_entry("192.0.2.0/28")) == 16
+    assert len(parse_address_entry("192.0.2.100-192.0.2.150")) == 51
+    with pytest.raises(ValueError, match="ends before it starts"):
+        parse_address_entry("192.0.2.9-192.0.2.1")
+
+
+def test_capacity_excludes_gateway_network_and_broadcast() -> None:
+    gw = ipaddress.IPv4Address("192.0.2.1")
+    # CAIP infers the subnet from the prefix: in a /28, .0 and .15 are network and broadcast.
+    assert usable_addresses([parse_address_entry("192.0.2.0/28")], 28, gw) == 13
+    # In a /24 the same 16 addresses lose only .0 (network) and .1 (gateway).
+    assert usable_addresses([parse_address_entry("192.0.2.0/28")], 24, gw) == 14
+    # A range clear of all three keeps every address.
+    assert usable_addresses([parse_address_entry("192.0.2.100-192.0.2.150")], 24, gw) == 51
+    # Overlapping entries count once.
+    entries = [parse_address_entry("192.0.2.100-192.0.2.150"), parse_address_entry("192.0.2.140-192.0.2.160")]
+    assert usable_addresses(entries, 24, gw) == 61
+
+
+@given(st.integers(min_value=0, max_value=2**32 - 1), st.integers(min_value=0, max_value=300))
+def test_capacity_of_a_range_is_its_length_less_reserved(start: int, length: int) -> None:
+    end = min(start + length, 2**32 - 1)
+    first, last = ipaddress.IPv4Address(start), ipaddress.IPv4Address(end)
+    entry = parse_address_entry(f"{first}-{last}")
+    count = usable_addresses([entry], 32, None)
+    assert count == end - start + 1

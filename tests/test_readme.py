@@ -1,0 +1,28 @@
+"""The README stays true: its spec reference is the models' own, and its set-up is the two commands."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tenantctl.spec.reference import spec_reference
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _block(text: str, name: str) -> str:
+    match = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", text, re.S)
+    assert match, f"README.md has no {name} block"
+    return match.group(1)
+
+
+def test_spec_reference_matches_the_models() -> None:
+    assert _block(README.read_text(), "spec-reference") == spec_reference(), (
+        "README spec reference is stale: regenerate with `python -m tenantctl.spec.reference`"
+    )
+
+
+def test_setup_is_the_two_commands() -> None:
+    text = README.read_text()
+    assert "make demo" in text and "make test" in text
+    assert "make test" in (README.parent / ".ci" / "run").read_text()
