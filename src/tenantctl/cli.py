@@ -14,8 +14,16 @@ app = typer.Typer(
 
 # Sub-apps and commands of each room register here, one line each.
 from tenantctl import commands_tenant as _commands_tenant  # noqa: E402
+from tenantctl.providers import commands as _providers_commands  # noqa: E402
 
 _commands_tenant.register(app)
+_providers_commands.register(app)
+from tenantctl.proxmox import commands as _commands_doctor  # noqa: E402
+
+_commands_doctor.register(app)
+from tenantctl.e2e import commands as _commands_e2e  # noqa: E402
+
+_commands_e2e.register(app)
 
 
 def main() -> None:

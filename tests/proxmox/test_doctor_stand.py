@@ -1,0 +1,194 @@
+"""The doctor against fakepve: the clean stand passes every row, each seeded fault fails its row with advice."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fakepve import FakePve
+
+from tenantctl.proxmox.checks import CHECKS
+from tenantctl.proxmox.report import Report, Status
+
+RunDoctor = Callable[..., Report]
+TEMPLATE = 9000
+
+
+def test_clean_stand_passes_every_row(run_doctor: RunDoctor) -> None:
+    report = run_doctor()
+    assert [r for r in report.rows if r.status is not Status.PASS] == []
+    assert {r.check for r in report.rows} >= {c.name for c in CHECKS}
+    assert report.exit_code == 0
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One thing broken on the clean stand, and the row that must name it."""
+
+    stand: Callable[[FakePve], None] | None = None
+    tenant: Callable[[dict[str, Any], dict[str, Any]], object] | None = None
+    url: Callable[[str], str] | None = None
+    check: str = ""
+    seen: str = ""
+    advice: str = ""
+    subject: str = ""
+
+
+def _revoke(pve: FakePve, path: str, privilege: str) -> None:
+    assert pve.acl is not None
+    pve.acl["capmox@pve!capi"] = [(p, ps - {privilege} if p == path else ps) for p, ps in pve.acl["capmox@pve!capi"]]
+
+
+def _pool_spec(pool: dict[str, Any]) -> dict[str, Any]:
+    px: dict[str, Any] = pool["spec"]["proxmox"]
+    return px
+
+
+def _duplicate_template(pve: FakePve) -> None:
+    pve.add_vm(9001, "talos-v1.13.6", node="pve2", template=True,
+               config={"scsi0": "local-lvm:base-9001-disk-0", "tags": "v1.13.6;talos", "template": 1})
+
+
+def _template_on_thick_lvm(pve: FakePve) -> None:
+    pve.storages["san-lvm"] = {"type": "lvm", "vgname": "san", "active": 1, "content": "images", "shared": 1,
+                               "files": set()}
+    vm = pve.vm(TEMPLATE)
+    vm.config["scsi0"] = "san-lvm:vm-9000-disk-0,size=4G"
+
+
+def _ip_in_use(pve: FakePve) -> None:
+    pve.add_vm(301, "legacy-db", node="pve2", status="running", config={"ipconfig0": "ip=192.0.2.120/24,gw=192.0.2.1"})
+    agent_vm = pve.add_vm(302, "legacy-web", node="pve1", status="running", config={"agent": "1"})
+    pve.grant("capmox@pve!capi", "/vms", "VM.GuestAgent.Audit")
+    agent_vm.agent = {"interfaces": [{"name": "eth0", "ip-addresses": [
+        {"ip-address": "192.0.2.121", "ip-address-type": "ipv4", "prefix": 24}]}]}
+
+
+FAULTS: dict[str, Fault] = {
+    "url ending in /api2/json": Fault(
+        url=lambda u: u + "/api2/json", check="url", seen="ends in /api2/json", advice="capmox appends it"),
+    "http without insecure": Fault(
+        url=lambda u: u.replace("https://", "http://"), check="url", seen="plain http while", advice="use https://"),
+    "missing template": Fault(
+        stand=lambda pve: pve.vms.remove(pve.vm(TEMPLATE)), check="template",
+        seen="found 0 VM templates with tags 'talos;v1.13.6'", advice="qm set <vmid> --tags 'talos;v1.13.6'"),
+    "superset-only tags": Fault(
+        stand=lambda pve: pve.vm(TEMPLATE).config.update(tags="talos;v1.13.6;zfs"), check="template",
+        seen="not selected: 9000 'talos-v1.13.6' on pve1 (tags 'talos;v1.13.6;zfs') carries extra tags ['zfs']",
+        advice="set equality, not containment"),
+    "duplicate exact tags on two nodes": Fault(
+        stand=_duplicate_template, check="template", seen="found 2 VM templates with tags 'talos;v1.13.6'",
+        advice="keep a single copy on shared storage"),
+    "linked clone from a storage without linked clones": Fault(
+        stand=_template_on_thick_lvm, check="clone", seen="san-lvm (type lvm), which cannot hold linked clones",
+        advice="set full: true"),
+    "template disk that is not a base volume": Fault(
+        stand=lambda pve: pve.vm(TEMPLATE).config.update(scsi0="ceph-vm:vm-9000-disk-0,size=4G"), check="clone",
+        seen="scsi0 ceph-vm:vm-9000-disk-0 is not a base volume", advice="`qm template` there"),
+    "missing pool": Fault(
+        stand=lambda pve: pve.pools.pop("tenant-acme"), check="pool", seen="pool 'tenant-acme' does not exist",
+        advice="pveum pool add tenant-acme"),
+    "missing privilege": Fault(
+        stand=lambda pve: _revoke(pve, "/storage/tenant-zfs", "Datastore.Allocate"), check="privileges",
+        subject="csi at /storage/tenant-zfs", seen="lacks Datastore.Allocate",
+        advice="pveum acl modify /storage/tenant-zfs --tokens 'capmox@pve!capi'"),
+    "missing bridge": Fault(
+        tenant=lambda c, p: _pool_spec(p)["network"].update(bridge="vmbr9"), check="bridge",
+        seen="no bridge 'vmbr9' on pve1 (bridges: vmbr0)", advice="create vmbr9 on pve1"),
+    "IP already used by a VM": Fault(
+        stand=_ip_in_use, check="ipam", seen="192.0.2.120 in ipv4Config.addresses is already used by VM 301",
+        advice="remove it from spec.proxmox.ipv4Config.addresses"),
+    "IP reported by a guest agent": Fault(
+        stand=_ip_in_use, check="ipam", seen="192.0.2.121 in ipv4Config.addresses is already used by VM 302"),
+    "offline node": Fault(
+        stand=lambda pve: pve.set_node_offline("pve2"), check="nodes", seen="node 'pve2' is offline",
+        advice="bring the node back"),
+    "node that does not exist": Fault(
+        tenant=lambda c, p: c["spec"]["proxmox"].update(allowedNodes=["pve1", "pve7"]), check="nodes",
+        seen="no node 'pve7' (nodes: pve1, pve2)"),
+    "template on local storage with several allowed nodes": Fault(
+        stand=lambda pve: pve.vm(TEMPLATE).config.update(scsi0="local-lvm:base-9000-disk-0,size=4G"),
+        check="placement", seen="local storage local-lvm of pve1, but allowedNodes also names pve2",
+        advice="VM uses local storage"),
+    "templateID that is not a template": Fault(
+        stand=lambda pve: pve.add_vm(9100, "plain-vm", node="pve1"),
+        tenant=lambda c, p: (_pool_spec(p).pop("templateTags"), _pool_spec(p).update(templateID=9100)),
+        check="template", seen="VM 9100 'plain-vm' is not a template", advice="qm template 9100"),
+    "templateID on another node than sourceNode": Fault(
+        tenant=lambda c, p: (_pool_spec(p).pop("templateTags"), _pool_spec(p).update(templateID=TEMPLATE,
+                                                                                     sourceNode="pve2")),
+        check="template", seen="template 9000 is on node pve1, not on sourceNode pve2", advice="sourceNode: pve1"),
+    "full clone onto a storage without images": Fault(
+        tenant=lambda c, p: _pool_spec(p).update(full=True, storage="local"), check="clone",
+        seen="storage 'local' holds 'iso,vztmpl,backup', not images"),
+    "full clone onto a storage that does not exist": Fault(
+        tenant=lambda c, p: _pool_spec(p).update(full=True, storage="nvme"), check="clone",
+        seen="storage 'nvme' does not exist"),
+    "more workers than free addresses": Fault(
+        tenant=lambda c, p: c["spec"]["proxmox"]["ipv4Config"].update(addresses=["192.0.2.100-192.0.2.102"]),
+        check="capacity", seen="2 free of 3 usable; the pools can claim 3",
+        stand=lambda pve: pve.add_vm(303, "squatter", config={"ipconfig0": "ip=192.0.2.101/24"})),
+    "wrong token secret": Fault(check="auth", seen="401", advice="PROXMOX_TOKEN_SECRET"),
+}
+
+
+@pytest.mark.parametrize("name", list(FAULTS))
+def test_seeded_fault_fails_its_row_with_advice(
+    name: str, stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any
+) -> None:
+    fault = FAULTS[name]
+    if fault.stand is not None:
+        fault.stand(stand)
+    tenant = tenant_spec(fault.tenant) if fault.tenant is not None else None
+    url = fault.url(stand.url) if fault.url is not None else None
+    secret = "wrong" if fault.check == "auth" else None
+    report = run_doctor(tenant, url=url, **({"secret": secret} if secret else {}))
+    failed = [r for r in report.rows if r.status is Status.FAIL and r.check == fault.check]
+    assert failed, [r for r in report.rows if r.status is not Status.PASS]
+    row = next((r for r in failed if fault.seen in r.seen), None)
+    assert row is not None, [r.seen for r in failed]
+    assert fault.advice in row.advice
+    assert fault.subject in row.subject
+    assert report.exit_code == 1
+
+
+def test_pve9_warns_about_ccm_ha_groups(stand: FakePve, run_doctor: RunDoctor) -> None:
+    stand.version = "9.0.10"
+    (row,) = run_doctor().of("version")
+    assert row.status is Status.WARN and "ha-groups" in row.advice
+
+
+def test_template_with_agent_on_vanilla_talos_warns(stand: FakePve, run_doctor: RunDoctor) -> None:
+    stand.vm(TEMPLATE).config["agent"] = "1"
+    rows = [r for r in run_doctor().of("talos") if r.status is Status.WARN]
+    assert len(rows) == 1 and "qemu-guest-agent" in rows[0].advice
+
+
+def test_pool_not_set_warns_about_vms_scope(run_doctor: RunDoctor, tenant_spec: Any) -> None:
+    report = run_doctor(tenant_spec(lambda c, p: _pool_spec(p).pop("pool")))
+    (row,) = report.of("pool")
+    assert row.status is Status.WARN and "/vms" in row.advice
+
+
+def test_insecure_spec_warns_and_skips_verification(run_doctor: RunDoctor) -> None:
+    report = run_doctor(insecure=True)
+    (tls,) = report.of("tls")
+    assert tls.status is Status.WARN
+    assert report.of("auth")[0].status is Status.PASS
+
+
+def test_superset_beside_an_exact_match_is_named_but_passes(stand: FakePve, run_doctor: RunDoctor) -> None:
+    stand.add_vm(9002, "talos-zfs", node="pve1", template=True,
+                 config={"scsi0": "ceph-vm:base-9002-disk-0", "tags": "talos;v1.13.6;zfs", "template": 1})
+    (row,) = run_doctor().of("template")
+    assert row.status is Status.PASS
+    assert "capmox selects 9000" in row.seen and "not selected: 9002" in row.seen
+
+
+def test_csi_disabled_needs_no_csi_privileges(stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any) -> None:
+    _revoke(stand, "/storage/tenant-zfs", "Datastore.Allocate")
+    tenant = tenant_spec(lambda c, p: c["spec"]["proxmox"].update(csi={"enabled": False}))
+    report = run_doctor(tenant)
+    assert [r.subject for r in report.of("privileges")] == ["capmox", "ccm"]
