@@ -1,0 +1,91 @@
+"""Chart sources: upstream defaults, platform overrides, rendered once, and what a source must say."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from tenant_support import load_example
+from tenantctl.render import render_tenant
+from tenantctl.render.chart_sources import (
+    ADDON_CHARTS,
+    DEFAULT_CHART_SOURCES,
+    ChartSource,
+    ChartSourcesSpec,
+    render_chart_sources,
+)
+from tenantctl.spec import parse_observed, parse_tenant_documents
+
+Validator = Callable[[Iterable[Mapping[str, Any]]], None]
+
+
+def test_every_add_on_has_an_upstream_default() -> None:
+    assert set(DEFAULT_CHART_SOURCES) == set(ADDON_CHARTS)
+
+
+def test_defaults_render_valid_flux_sources(assert_valid: Validator) -> None:
+    objects = render_chart_sources(ChartSourcesSpec())
+    assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
+        ("HelmRepository", "tenantctl-cilium"),
+        ("HelmRepository", "tenantctl-coredns"),
+        ("OCIRepository", "tenantctl-proxmox-csi"),
+        ("OCIRepository", "tenantctl-kubevirt-csi-node"),
+    ]
+    assert {o["metadata"]["namespace"] for o in objects} == {"tenantctl-system"}
+    assert objects[2]["spec"]["ref"] == {"tag": "0.5.12"}
+    assert_valid(objects)
+
+
+def test_a_platform_override_reaches_sources_and_releases(assert_valid: Validator) -> None:
+    charts = ChartSourcesSpec.model_validate(
+        {
+            "namespace": "flux-mirror",
+            "sources": {
+                "cilium": {"kind": "OCIRepository", "url": "oci://mirror.example/charts/cilium", "version": "1.18.0"}
+            },
+        }
+    )
+    objects = render_tenant(
+        parse_tenant_documents(load_example("proxmox.yaml")),
+        parse_observed(load_example("observed-proxmox.yaml")),
+        charts,
+    )
+    sources = [o for o in objects if o["apiVersion"].startswith("source.toolkit")]
+    assert {o["metadata"]["namespace"] for o in sources} == {"flux-mirror"}
+    cilium = next(o for o in objects if o["kind"] == "HelmRelease" and o["metadata"]["name"] == "acme-cilium")
+    ref = {"kind": "OCIRepository", "name": "tenantctl-cilium", "namespace": "flux-mirror"}
+    assert cilium["spec"]["chartRef"] == ref
+    assert "chart" not in cilium["spec"]
+    coredns = next(o for o in objects if o["kind"] == "HelmRelease" and o["metadata"]["name"] == "acme-coredns")
+    assert coredns["spec"]["chart"]["spec"]["sourceRef"]["namespace"] == "flux-mirror"
+    assert_valid(o for o in objects if o["kind"] in {"HelmRelease", "HelmRepository", "OCIRepository"})
+
+
+def test_sources_are_rendered_once_for_many_clusters() -> None:
+    docs = load_example("proxmox.yaml") + [
+        {**d, "metadata": {**d["metadata"], "namespace": "tenant-two"}} for d in load_example("proxmox.yaml")
+    ]
+    objects = render_tenant(parse_tenant_documents(docs))
+    assert len([o for o in objects if o["kind"] == "HelmRepository"]) == 2
+    assert len([o for o in objects if o["kind"] == "OCIRepository"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ({"kind": "HelmRepository", "url": "https://x.example", "version": "1"}, "needs `chart`"),
+        ({"kind": "OCIRepository", "url": "https://x.example/c", "version": "1"}, "starts with oci://"),
+        ({"kind": "OCIRepository", "url": "oci://x.example/c", "chart": "c", "version": "1"}, "drop `chart`"),
+    ],
+)
+def test_a_source_that_cannot_name_a_chart_is_refused(source: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        ChartSource.model_validate(source)
+
+
+def test_an_unknown_chart_is_refused() -> None:
+    with pytest.raises(ValidationError, match="unknown chart"):
+        ChartSourcesSpec.model_validate({"sources": {"cillium": DEFAULT_CHART_SOURCES["cilium"].model_dump()}})
