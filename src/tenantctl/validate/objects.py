@@ -1,0 +1,59 @@
+"""`validate_objects`: route each rendered object to the judge for its kind and gather every problem.
+
+Built-in groups go to Kubernetes' own schemas (`core`), everything else to the CRDs of a catalog
+(`custom`). Without a catalog, custom kinds are skipped: that is planning mode, when the CRDs are not at
+hand; with one, a custom kind missing from it is an error, since nothing would have judged it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tenantctl.problems import Problem, Severity
+from tenantctl.validate.core import DEFAULT_KUBERNETES_VERSION, is_builtin_api_version, validate_core_object
+from tenantctl.validate.crds import SchemaCatalog
+from tenantctl.validate.custom import validate_custom_object
+from tenantctl.validate.paths import field_path, object_label, short_value
+
+__all__ = ["validate_objects"]
+
+
+def validate_objects(
+    objects: Iterable[Mapping[str, Any]],
+    catalog: SchemaCatalog | None = None,
+    *,
+    core: bool = True,
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+) -> list[Problem]:
+    """Problems for every object: path `Kind/name.<field path>`, message says what rule failed and with what value.
+
+    `catalog`: CRDs for custom kinds (None: skip custom kinds). `core`: also check built-in kinds.
+    """
+    problems: list[Problem] = []
+    for index, obj in enumerate(objects):
+        label = object_label(obj, index) if isinstance(obj, Mapping) else f"object[{index}]"
+        if not isinstance(obj, Mapping):
+            problems.append(Problem(label, f"not an object: {short_value(obj)}"))
+            continue
+        found = _identity_problems(obj, label)
+        if found:
+            pass
+        elif is_builtin_api_version(obj["apiVersion"], kubernetes_version):
+            if core:
+                found = validate_core_object(obj, label, kubernetes_version)
+        elif catalog is not None:
+            found = validate_custom_object(obj, label, catalog)
+        # Within an object: errors by field path, then warnings, so a report reads top to bottom.
+        problems.extend(sorted(found, key=lambda p: (p.severity is Severity.WARNING, p.path)))
+    return problems
+
+
+def _identity_problems(obj: Mapping[str, Any], label: str) -> list[Problem]:
+    return [
+        Problem(
+            field_path(label, [key]), f"Required value: a non-empty string is needed, got {short_value(obj.get(key))}"
+        )
+        for key in ("apiVersion", "kind")
+        if not isinstance(obj.get(key), str) or not obj[key]
+    ]

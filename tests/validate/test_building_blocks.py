@@ -1,0 +1,91 @@
+"""The small pieces under the validators: Go regexes, defaulting, field paths, name syntaxes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tenantctl.validate.defaults import NO_DEFAULT, DefaultsTree, apply_defaults
+from tenantctl.validate.go_regex import GoRegexError, compile_go_regex, translate_go_regex
+from tenantctl.validate.names import label_value_errors, qualified_name_errors
+from tenantctl.validate.paths import field_path, object_label, parse_field_path
+
+
+@pytest.mark.parametrize(
+    ("go", "python", "matches", "misses"),
+    [
+        ("^(?i)[a-z0-9_][a-z0-9_\\-]*$", "(?i)^[a-z0-9_][a-z0-9_\\-]*$", "ABC_d", "-a"),
+        ("a(?i)b", "a(?i:b)", "aB", "AB"),
+        ("(x(?i)y)z", "(x(?i:y))z", "xYz", "xYZ"),
+        ("ab(?i)c|d", "ab(?i:c)|(?i:d)", "D", "aC"),
+        ("^[[:alpha:]]+\\z", "^[A-Za-z]+\\Z", "abc", "ab1"),
+        ("^[]a]+$", "^[]a]+$", "]a", "b"),
+    ],
+)
+def test_go_regexes_keep_their_meaning(go: str, python: str, matches: str, misses: str) -> None:
+    assert translate_go_regex(go) == python
+    assert compile_go_regex(go).search(matches)
+    assert not compile_go_regex(go).search(misses)
+
+
+@pytest.mark.parametrize("go", ["\\pL+", "(?U)a+", "[[:^alpha:]]", "[[:nope:]]", "(unclosed", "[abc"])
+def test_go_regexes_python_cannot_match_the_same_are_refused(go: str) -> None:
+    with pytest.raises(GoRegexError):
+        compile_go_regex(go)
+
+
+def test_defaults_fill_missing_fields_without_touching_the_input() -> None:
+    tree = DefaultsTree(
+        properties={
+            "full": (True, None),
+            "ports": (NO_DEFAULT, DefaultsTree(items=DefaultsTree(properties={"number": (80, None)}))),
+            "map": (NO_DEFAULT, DefaultsTree(additional=DefaultsTree(properties={"on": (False, None)}))),
+            "nested": ({}, DefaultsTree(properties={"deep": ([1], None)})),
+        }
+    )
+    value: dict[str, Any] = {"ports": [{"name": "a"}, {"name": "b", "number": 1}], "map": {"k": {}}, "full": None}
+    defaulted = apply_defaults(value, tree)
+    assert defaulted == {
+        "full": None,  # present (even null) is not missing
+        "ports": [{"name": "a", "number": 80}, {"name": "b", "number": 1}],
+        "map": {"k": {"on": False}},
+        "nested": {"deep": [1]},
+    }
+    assert value == {"ports": [{"name": "a"}, {"name": "b", "number": 1}], "map": {"k": {}}, "full": None}
+    unchanged = {"full": False, "nested": {"deep": []}}
+    assert apply_defaults(unchanged, DefaultsTree(properties={"full": (True, None)})) is unchanged
+
+
+def test_field_paths_read_like_the_apiservers() -> None:
+    assert field_path("Widget/w", ["spec", "ports", 0, "name"]) == "Widget/w.spec.ports[0].name"
+    assert field_path("Widget/w", ["metadata", "labels", "app.kubernetes.io/name"]) == (
+        "Widget/w.metadata.labels[app.kubernetes.io/name]"
+    )
+    assert parse_field_path(".spec['a.b'][2].c") == ("spec", "a.b", 2, "c")
+    assert parse_field_path("spec") is None
+    assert object_label({"kind": "Pod", "metadata": {"generateName": "web-"}}, 3) == "Pod/web-*"
+    assert object_label({}, 3) == "object[3]"
+
+
+@pytest.mark.parametrize(
+    ("key", "ok"),
+    [
+        ("app", True),
+        ("app.kubernetes.io/name", True),
+        ("a/b/c", False),
+        ("/x", False),
+        ("x/", False),
+        ("-x", False),
+        ("Example.com/x", False),
+        ("x" * 63, True),
+        ("x" * 64, False),
+    ],
+)
+def test_qualified_names(key: str, ok: bool) -> None:
+    assert (qualified_name_errors(key) == []) is ok
+
+
+@pytest.mark.parametrize(("value", "ok"), [("", True), ("a.b-c_d", True), ("-a", False), ("a b", False)])
+def test_label_values(value: str, ok: bool) -> None:
+    assert (label_value_errors(value) == []) is ok
