@@ -1,4 +1,4 @@
-"""Commands on a tenant's own input: `render`, `validate`, `crds`."""
+"""Commands on a tenant's own input: `render`, `validate`, `crds`, `audit`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import typer
 from tenantctl.cli_support import print_problems, refusals_exit_2
 
 if TYPE_CHECKING:
+    from tenantctl.render.chart_sources import ChartSourcesSpec
     from tenantctl.spec import TenantInput
 
 
@@ -25,6 +26,10 @@ ObservedOption = Annotated[
     typer.Option("--observed", help="ObservedState YAML: runtime inputs that enable the TalosConfigTemplates."),
 ]
 OutputOption = Annotated[OutputFormat, typer.Option("-o", "--output", help="Output format.")]
+PlatformOption = Annotated[
+    Path | None,
+    typer.Option("--platform", help="Platform YAML whose spec.charts overrides the add-on chart sources."),
+]
 
 
 def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tuple[str, str], Any]]:
@@ -38,10 +43,20 @@ def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tupl
     return tenant, observations
 
 
+def _charts(platform: Path | None) -> ChartSourcesSpec | None:
+    if platform is None:
+        return None
+    from tenantctl.documents import load_file
+    from tenantctl.render.chart_sources import charts_from_platform
+
+    return charts_from_platform(load_file(platform), str(platform))
+
+
 @refusals_exit_2
 def render(
     filename: FileOption,
     observed: ObservedOption = None,
+    platform: PlatformOption = None,
     output: OutputOption = OutputFormat.yaml,
     in_tenant: Annotated[
         bool, typer.Option("--in-tenant", help="Print the objects applied inside the tenant (needs --observed).")
@@ -53,6 +68,7 @@ def render(
     from tenantctl.render import render_tenant, render_tenant_bootstrap
 
     tenant, observations = _load(filename, observed)
+    charts = _charts(platform)
     if in_tenant:
         if not observations:
             raise InvalidInput([Problem("--in-tenant", "needs --observed: the bootstrap token is a runtime input")])
@@ -63,7 +79,7 @@ def render(
             for obj in render_tenant_bootstrap(c, observations[(c.metadata.namespace, c.metadata.name)])
         ]
     else:
-        objects = render_tenant(tenant, observations)
+        objects = render_tenant(tenant, observations, charts)
     typer.echo(dump_objects(objects, output.value), nl=False)
 
 
@@ -90,6 +106,38 @@ def validate(
     typer.echo("ok")
 
 
+EXIT_FINDINGS = 1
+
+
+@refusals_exit_2
+def audit(
+    filename: FileOption,
+    observed: ObservedOption = None,
+    platform: PlatformOption = None,
+    credentials: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--credentials",
+            help="Secret manifests holding the real tokens: their values are searched for literally (repeatable).",
+        ),
+    ] = None,
+) -> None:
+    """Render and prove no credential reaches a tenant: exit 1 on a finding, 0 when clean (warnings allowed)."""
+    from tenantctl.audit import audit_tenant, credential_values
+    from tenantctl.documents import load_file
+    from tenantctl.problems import Severity
+
+    tenant, observations = _load(filename, observed)
+    values = credential_values([d for path in credentials or [] for d in load_file(path)])
+    findings = audit_tenant(tenant, observations, _charts(platform), values)
+    print_problems(findings)
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if errors:
+        raise typer.Exit(EXIT_FINDINGS)
+    scope = "add-ons and bootstrap objects included" if observations else "no --observed: management objects only"
+    typer.echo(f"ok: no credential reaches a tenant ({scope})")
+
+
 def crds(output: OutputOption = OutputFormat.yaml) -> None:
     """Print the CustomResourceDefinitions of TenantCluster and NodePool, generated from the models."""
     from tenantctl.documents import dump_objects
@@ -103,3 +151,4 @@ def register(app: typer.Typer) -> None:
     app.command()(render)
     app.command()(validate)
     app.command()(crds)
+    app.command()(audit)
