@@ -62,6 +62,19 @@ def _ipv4(key: str, value: Any) -> Callable[[Docs], None]:
     return _set(lambda d: px(d)["ipv4Config"], key, value)
 
 
+def _rename_cluster(name: str) -> Callable[[Docs], None]:
+    def mutate(docs: Docs) -> None:
+        tc(docs)["metadata"]["name"] = name
+        for p in docs[1:]:
+            p["spec"]["cluster"] = name
+
+    return mutate
+
+
+def _storage_classes(classes: list[dict[str, Any]]) -> Callable[[Docs], None]:
+    return _set(lambda d: px(d)["csi"], "storageClasses", classes)
+
+
 def _both_template_selectors(docs: Docs) -> None:
     ppx(docs)["templateID"] = 9000
 
@@ -226,6 +239,112 @@ CASES: dict[str, Case] = {
     "missing CSI credentials while enabled": Case(
         "proxmox.yaml", _set(px, "csi", {"enabled": True}), "TenantCluster/acme.spec.proxmox.csi.credentialsSecretName",
         "required while spec.proxmox.csi.enabled is true",
+    ),
+    "cluster name not a DNS label": Case(
+        "kubevirt.yaml", _rename_cluster("Demo_1"), "TenantCluster/Demo_1.metadata.name", "must be a DNS label",
+    ),
+    "namespace not a DNS label": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["metadata"], "namespace", "Tenant Demo"),
+        "TenantCluster/demo.metadata.namespace", "'Tenant Demo' must be a DNS label",
+    ),
+    "version not shaped like one": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["spec"], "version", "latest"), "TenantCluster/demo.spec.version",
+        "'latest' is not a Kubernetes version",
+    ),
+    "talos version not shaped like one": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["spec"]["talos"], "version", "1.13"),
+        "TenantCluster/demo.spec.talos.version", "'1.13' is not a Talos version",
+    ),
+    "schematic id not 64 hex": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["spec"]["talos"], "schematicID", "abc"),
+        "TenantCluster/demo.spec.talos.schematicID", "'abc' is not an Image Factory schematic ID",
+    ),
+    "pod CIDR not a network": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["spec"].setdefault("network", {}), "podCIDR", "10.243.0.1/16"),
+        "TenantCluster/demo.spec.network.podCIDR", "'10.243.0.1/16' is not a network CIDR",
+    ),
+    "pod and service CIDRs overlap": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["spec"].setdefault("network", {}), "serviceCIDR", "10.243.0.0/20"),
+        "TenantCluster/demo.spec.network", "overlap",
+    ),
+    "service CIDR too small for cluster DNS": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["spec"].setdefault("network", {}), "serviceCIDR", "10.95.0.0/29"),
+        "TenantCluster/demo.spec.network.serviceCIDR", "too small",
+    ),
+    "credentials Secret name invalid": Case(
+        "proxmox.yaml", _set(px, "credentialsSecretName", "Capmox_Acme"),
+        "TenantCluster/acme.spec.proxmox.credentialsSecretName", "'Capmox_Acme' is not a valid Secret name",
+    ),
+    "two default StorageClasses": Case(
+        "proxmox.yaml", _storage_classes([{"name": "a", "storage": "s", "default": True},
+                                          {"name": "b", "storage": "s", "default": True}]),
+        "TenantCluster/acme.spec.proxmox.csi.storageClasses", "more than one default StorageClass: ['a', 'b']",
+    ),
+    "duplicate StorageClass names": Case(
+        "proxmox.yaml", _storage_classes([{"name": "a", "storage": "s"}, {"name": "a", "storage": "t"}]),
+        "TenantCluster/acme.spec.proxmox.csi.storageClasses[1].name", "duplicate StorageClass name 'a'",
+    ),
+    "StorageClass name invalid": Case(
+        "proxmox.yaml", _storage_classes([{"name": "Fast SSD", "storage": "s"}]),
+        "TenantCluster/acme.spec.proxmox.csi.storageClasses[0].name", "'Fast SSD' is not a valid object name",
+    ),
+    "gateway not an address": Case(
+        "proxmox.yaml", _ipv4("gateway", "router"), "TenantCluster/acme.spec.proxmox.ipv4Config.gateway",
+        "'router' is not an IPv4 address",
+    ),
+    "no addresses": Case(
+        "proxmox.yaml", _ipv4("addresses", []), "TenantCluster/acme.spec.proxmox.ipv4Config.addresses",
+        "at least one address",
+    ),
+    "autoscaled pool without maxReplicas": Case(
+        "kubevirt.yaml", _set(lambda d: pool(d)["spec"], "maxReplicas", None),
+        "NodePool/md0.spec.maxReplicas", "needs both minReplicas and maxReplicas",
+    ),
+    "rolling update that cannot progress": Case(
+        "proxmox.yaml", _set(lambda d: pool(d)["spec"], "rollingUpdate", {"maxSurge": 0, "maxUnavailable": 0}),
+        "NodePool/md0.spec.rollingUpdate", "cannot both be 0",
+    ),
+    "cpu not a quantity": Case(
+        "proxmox.yaml", _set(lambda d: pool(d)["spec"]["resources"], "cpu", "two"),
+        "NodePool/md0.spec.resources.cpu", "'two' is not a Kubernetes quantity",
+    ),
+    "memory not positive": Case(
+        "proxmox.yaml", _set(lambda d: pool(d)["spec"]["resources"], "memory", "0"),
+        "NodePool/md0.spec.resources.memory", "'0' must be positive",
+    ),
+    "proxmox pool without a proxmox block": Case(
+        "proxmox.yaml", _drop(lambda d: pool(d)["spec"], "proxmox"), "NodePool/md0.spec.proxmox",
+        "runs on substrate 'proxmox'",
+    ),
+    "empty templateTags": Case(
+        "proxmox.yaml", _set(ppx, "templateTags", []), "NodePool/md0.spec.proxmox.templateTags", "must not be empty",
+    ),
+    "templateTags entry not a Proxmox tag": Case(
+        "proxmox.yaml", _set(ppx, "templateTags", ["talos", "Bad Tag"]),
+        "NodePool/md0.spec.proxmox.templateTags[1]", "'Bad Tag' is not a Proxmox tag",
+    ),
+    "empty sourceNode": Case(
+        "proxmox.yaml", _set(ppx, "sourceNode", " "), "NodePool/md0.spec.proxmox.sourceNode", "must not be empty",
+    ),
+    "maxUnhealthy not a count or percent": Case(
+        "proxmox.yaml", _set(lambda d: pool(d)["spec"], "healthCheck", {"maxUnhealthy": "half"}),
+        "NodePool/md0.spec.healthCheck.maxUnhealthy", "'half' must be an integer or an integer percentage",
+    ),
+    "health timeout not whole units": Case(
+        "proxmox.yaml", _set(lambda d: pool(d)["spec"], "healthCheck", {"nodeStartupTimeout": "1.5h"}),
+        "NodePool/md0.spec.healthCheck.nodeStartupTimeout", "'1.5h' must be whole seconds, minutes or hours",
+    ),
+    "duplicate NodePool": Case(
+        "proxmox.yaml", lambda d: d.append(clone([pool(d)])[0]), "NodePool/md0.metadata.name",
+        "appears more than once",
+    ),
+    "unsupported kind": Case(
+        "proxmox.yaml", lambda d: d.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
+        "ConfigMap/x.kind", "unsupported apiVersion/kind v1/ConfigMap",
+    ),
+    "wrong type": Case(
+        "proxmox.yaml", _set(lambda d: pool(d)["spec"], "replicas", "two"), "NodePool/md0.spec.replicas",
+        "unable to parse string as an integer (got 'two')",
     ),
 }
 
