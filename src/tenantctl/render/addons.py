@@ -7,6 +7,7 @@ release, so nothing in the tenant can depend on it; the CSI node plugin waits fo
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -58,7 +59,9 @@ def render_helm_release(
     depends_on: Sequence[str] = (),
     post_renderers: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
-    """Every tenant release is built here: `kubeConfig` always names the admin kubeconfig, never `valuesFrom`."""
+    """Every tenant release is built here: `kubeConfig` always names the admin kubeconfig, never `valuesFrom`.
+
+    Values are deep-copied: a render never shares mutable state with module tables or another render."""
     names = Names(cluster)
     spec: dict[str, Any] = {
         "releaseName": addon,
@@ -70,12 +73,12 @@ def render_helm_release(
         "storageNamespace": target_namespace,
         "install": {"createNamespace": True, "remediation": {"retries": -1}},
         "upgrade": {"remediation": {"retries": -1}},
-        "values": dict(values),
+        "values": copy.deepcopy(dict(values)),
     }
     if depends_on:
         spec["dependsOn"] = [{"name": names.release(d), "namespace": names.namespace} for d in depends_on]
     if post_renderers:
-        spec["postRenderers"] = [dict(p) for p in post_renderers]
+        spec["postRenderers"] = copy.deepcopy([dict(p) for p in post_renderers])
     return {
         "apiVersion": HELM_RELEASE_API,
         "kind": "HelmRelease",
