@@ -1,0 +1,107 @@
+"""Phases, condition types and reasons of the operator's status, each defined once.
+
+Kubernetes conventions: a condition has type, status, reason (CamelCase), message,
+observedGeneration and lastTransitionTime, which moves only when the status does.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["ConditionType", "Phase", "Reason", "StepOutcome", "TeardownStep", "condition", "merge_conditions"]
+
+
+class Phase(StrEnum):
+    """A one-word summary for `kubectl get`; the conditions carry the detail."""
+
+    PENDING = "Pending"
+    INVALID = "Invalid"
+    PROVISIONING = "Provisioning"
+    READY = "Ready"
+    DELETING = "Deleting"
+
+
+class ConditionType(StrEnum):
+    READY = "Ready"
+    """Everything rendered is applied, the endpoint is known and the tenant is bootstrapped."""
+    APPLIED = "Applied"
+    """The rendered management objects are applied and stale ones pruned."""
+    ENDPOINT_READY = "EndpointReady"
+    """The apiserver Service has an address and both CAs exist; TalosConfigTemplates are applied."""
+    TENANT_BOOTSTRAPPED = "TenantBootstrapped"
+    """The bootstrap-token Secret and the Talos node RBAC are applied inside the tenant."""
+
+
+class Reason(StrEnum):
+    INVALID_SPEC = "InvalidSpec"
+    """The spec is refused; the message names every field. Nothing is applied until it is fixed."""
+    CLUSTER_NOT_FOUND = "ClusterNotFound"
+    """A NodePool names a TenantCluster that does not exist in its namespace."""
+    APPLIED = "Applied"
+    API_ERROR = "APIError"
+    """The management API refused or failed a request after retries; the operator retries later."""
+    MISSING_API = "MissingAPI"
+    """A rendered kind is not served by the management cluster (its provider is not installed)."""
+    WAITING_FOR_ENDPOINT = "WaitingForEndpoint"
+    WAITING_FOR_CA = "WaitingForCA"
+    ENDPOINT_READY = "EndpointReady"
+    WAITING_FOR_TENANT_API = "WaitingForTenantAPI"
+    """The tenant apiserver has no admin kubeconfig yet, or does not answer within the probe bound."""
+    BOOTSTRAPPED = "Bootstrapped"
+    RECONCILED = "Reconciled"
+    TEMPLATE_REPLACED = "TemplateReplaced"
+    """An immutable TalosConfigTemplate was deleted and created again with the new spec."""
+    TEARDOWN = "Teardown"
+    LEFTOVER = "Leftover"
+
+
+class TeardownStep(StrEnum):
+    """The deletion phases, in the order they run."""
+
+    TENANT_VOLUMES = "TenantVolumes"
+    HELM_RELEASES = "HelmReleases"
+    CLUSTER_API = "ClusterAPI"
+    SUBSTRATE = "Substrate"
+    FINALIZER = "Finalizer"
+
+
+class StepOutcome(StrEnum):
+    DONE = "Done"
+    SKIPPED = "Skipped"
+    LEFTOVER = "Leftover"
+
+
+def _now() -> str:
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def merge_conditions(
+    current: Sequence[Mapping[str, Any]],
+    wanted: Sequence[Mapping[str, Any]],
+    now: Callable[[], str] = _now,
+) -> list[dict[str, Any]]:
+    """The wanted conditions, keeping lastTransitionTime where the status did not change."""
+    previous = {c.get("type"): c for c in current}
+    merged: list[dict[str, Any]] = []
+    for cond in wanted:
+        old = previous.get(cond["type"])
+        same = old is not None and old.get("status") == cond["status"] and old.get("lastTransitionTime")
+        merged.append({**cond, "lastTransitionTime": old["lastTransitionTime"] if same and old else now()})
+    return merged
+
+
+def condition(
+    kind: ConditionType, ok: bool, reason: Reason, message: str, generation: int | None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "type": str(kind),
+        "status": "True" if ok else "False",
+        "reason": str(reason),
+        "message": message,
+    }
+    if generation is not None:
+        out["observedGeneration"] = generation
+    return out

@@ -1,0 +1,42 @@
+"""How phases report what they did: a log line with `[ns/name]` and, when it matters, an Event.
+
+Phases never import kopf; the handlers pass a recorder that posts Events through kopf, and tests
+can pass one that only collects.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Protocol
+
+__all__ = ["CollectingRecorder", "Recorder", "object_logger"]
+
+
+class Recorder(Protocol):
+    def info(self, reason: str, message: str) -> None: ...
+
+    def warn(self, reason: str, message: str) -> None: ...
+
+
+@dataclass
+class CollectingRecorder:
+    """Keeps (type, reason, message) in order; used where no Events are wanted."""
+
+    events: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def info(self, reason: str, message: str) -> None:
+        self.events.append(("Normal", reason, message))
+
+    def warn(self, reason: str, message: str) -> None:
+        self.events.append(("Warning", reason, message))
+
+
+class _Prefixed(logging.LoggerAdapter[logging.Logger]):
+    def process(self, msg: object, kwargs: object) -> tuple[str, object]:  # type: ignore[override]
+        return f"[{self.extra['ref'] if self.extra else '?'}] {msg}", kwargs
+
+
+def object_logger(namespace: str, name: str) -> logging.LoggerAdapter[logging.Logger]:
+    """A logger whose lines start with `[namespace/name]`."""
+    return _Prefixed(logging.getLogger("tenantctl.operator"), {"ref": f"{namespace}/{name}"})

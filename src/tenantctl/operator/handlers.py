@@ -1,0 +1,235 @@
+"""The kopf side: which events start which pass. All behaviour lives in the phase modules.
+
+One daemon per TenantCluster runs the reconcile passes, so passes of one cluster never overlap
+with each other; watch events (cheap, writing nothing) only wake it. The idle resync is the
+daemon's timeout: it re-reads, compares, and writes nothing when nothing drifted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import kopf
+
+from tenantctl.operator.conditions import Phase
+from tenantctl.operator.events import object_logger
+from tenantctl.operator.kube import Connection, KubeClient, NotFoundError, Resource
+from tenantctl.operator.reconcile import Scope, reconcile, status_patch
+from tenantctl.operator.settings import OperatorSettings
+from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
+
+__all__ = ["FINALIZER", "GROUP", "VERSION", "OperatorContext", "build_registry"]
+
+GROUP, VERSION = "tenantctl.io", "v1alpha1"
+FINALIZER = "tenantctl.io/teardown"
+TENANT_CLUSTERS = Resource(f"{GROUP}/{VERSION}", "TenantCluster", "tenantclusters", True)
+NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
+
+Key = tuple[str, str]
+
+
+class KopfRecorder:
+    """Log with the `[ns/name]` prefix and post the same line as an Event on the object."""
+
+    def __init__(self, body: Mapping[str, Any]) -> None:
+        meta = body["metadata"]
+        self._body = body
+        self._log = object_logger(meta.get("namespace", ""), meta["name"])
+
+    def info(self, reason: str, message: str) -> None:
+        self._log.info(message)
+        kopf.info(self._body, reason=reason, message=message)  # type: ignore[arg-type]
+
+    def warn(self, reason: str, message: str) -> None:
+        self._log.warning(message)
+        kopf.warn(self._body, reason=reason, message=message)  # type: ignore[arg-type]
+
+
+@dataclass
+class OperatorContext:
+    """What every handler shares: the management connection, one client, per-cluster wake-ups."""
+
+    connection: Connection
+    settings: OperatorSettings = field(default_factory=OperatorSettings)
+    _api: KubeClient | None = None
+    _locks: dict[Key, asyncio.Lock] = field(default_factory=dict)
+    _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
+    passes: Counter[Key] = field(default_factory=Counter)
+    """Completed passes per cluster: what a test or the benchmark waits on."""
+
+    @property
+    def api(self) -> KubeClient:
+        if self._api is None:
+            raise RuntimeError("the operator has not started")
+        return self._api
+
+    async def start(self) -> None:
+        self._api = KubeClient(self.connection, field_manager=self.settings.field_manager, retry=self.settings.retry)
+        await self._api.__aenter__()
+
+    async def stop(self) -> None:
+        if self._api is not None:
+            await self._api.close()
+            self._api = None
+
+    def lock(self, key: Key) -> asyncio.Lock:
+        return self._locks.setdefault(key, asyncio.Lock())
+
+    def wakeup(self, key: Key) -> asyncio.Event:
+        return self._wakeups.setdefault(key, asyncio.Event())
+
+    @contextlib.contextmanager
+    def watching(self, key: Key) -> Iterator[asyncio.Event]:
+        try:
+            yield self.wakeup(key)
+        finally:
+            self._wakeups.pop(key, None)
+            self._locks.pop(key, None)
+
+
+async def _pools_of(
+    api: KubeClient, namespace: str, cluster: str, excluding: str | None = None
+) -> list[dict[str, Any]]:
+    return [
+        p
+        for p in await api.list(NODE_POOLS, namespace)
+        if (p.get("spec") or {}).get("cluster") == cluster
+        and not p["metadata"].get("deletionTimestamp")
+        and p["metadata"]["name"] != excluding
+    ]
+
+
+async def _write_status(api: KubeClient, res: Resource, body: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Patch `.status` only where it differs: an idle pass writes nothing."""
+    patch = status_patch(body.get("status") or {}, wanted)
+    if patch is None:
+        return False
+    meta = body["metadata"]
+    try:
+        await api.merge_patch(res, meta["name"], meta.get("namespace"), {"status": patch}, status=True)
+    except NotFoundError:
+        return False
+    return True
+
+
+async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool:
+    """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed)."""
+    api = ctx.api
+    async with ctx.lock((namespace, name)):
+        body = await api.get(TENANT_CLUSTERS, name, namespace)
+        if body is None or body["metadata"].get("deletionTimestamp"):
+            return False
+        pools = await _pools_of(api, namespace, name, excluding_pool)
+        scope = Scope(api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools)
+        result = await reconcile(scope)
+        await _write_status(api, TENANT_CLUSTERS, body, result.status)
+        for pool in pools:
+            await _write_status(api, NODE_POOLS, pool, result.pool_status[pool["metadata"]["name"]])
+        ctx.passes[namespace, name] += 1
+        return result.requeue
+
+
+def _needs_pass(body: Mapping[str, Any]) -> bool:
+    status = body.get("status") or {}
+    return bool(body.get("metadata", {}).get("generation") != status.get("observedGeneration"))
+
+
+def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
+    """Every handler of the operator, registered on a fresh registry bound to `ctx`."""
+    registry = kopf.OperatorRegistry()
+    clusters = dict(group=GROUP, version=VERSION, plural="tenantclusters", registry=registry)
+    pools = dict(group=GROUP, version=VERSION, plural="nodepools", registry=registry)
+
+    @kopf.on.startup(registry=registry)
+    async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        settings.persistence.finalizer = FINALIZER
+        settings.posting.level = logging.INFO
+        settings.posting.loggers = False
+        settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
+        settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix="tenantctl.io")
+        await ctx.start()
+
+    @kopf.on.cleanup(registry=registry)
+    async def close(**_: Any) -> None:
+        await ctx.stop()
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        c = ctx.connection
+        return kopf.ConnectionInfo(
+            server=c.server,
+            ca_data=c.ca_data,
+            insecure=c.insecure,
+            token=c.token,
+            scheme="Bearer" if c.token else None,
+            certificate_data=c.client_cert_data,
+            private_key_data=c.client_key_data,
+        )
+
+    @kopf.daemon(**clusters, cancellation_timeout=5.0)  # type: ignore[arg-type]
+    async def reconciler(stopped: kopf.DaemonStopped, namespace: str, name: str, **_: Any) -> None:
+        """Run passes until the object goes: on a wake-up, soon while waiting, else every resync."""
+        with ctx.watching((namespace, name)) as wakeup:
+            while not stopped:
+                wakeup.clear()
+                try:
+                    requeue = await run_pass(ctx, namespace, name)
+                except Exception as exc:  # a pass must never kill the daemon; the next one retries
+                    object_logger(namespace, name).exception("reconcile pass failed: %s", exc)
+                    requeue = True
+                delay = ctx.settings.requeue_delay if requeue else ctx.settings.resync_interval
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):
+                        await _first(wakeup.wait(), stopped.wait())
+
+    @kopf.on.event(**clusters)  # type: ignore[arg-type]
+    def cluster_changed(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        if _needs_pass(body):
+            ctx.wakeup((namespace, name)).set()
+
+    @kopf.on.event(**pools)  # type: ignore[arg-type]
+    def pool_changed(body: kopf.Body, namespace: str, **_: Any) -> None:
+        if _needs_pass(body) and (cluster := (body.get("spec") or {}).get("cluster")):
+            ctx.wakeup((namespace, str(cluster))).set()
+
+    @kopf.on.delete(**pools)  # type: ignore[arg-type]
+    async def pool_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        """Prune the pool's objects through a pass of its cluster that no longer sees the pool."""
+        cluster = (body.get("spec") or {}).get("cluster")
+        if cluster:
+            await run_pass(ctx, namespace, str(cluster), excluding_pool=name)
+
+    @kopf.on.delete(**clusters)  # type: ignore[arg-type]
+    async def cluster_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        """Tear down in order; returning lets kopf remove the finalizer."""
+        api = ctx.api
+        raw = dict(body)
+
+        async def progress(report: TeardownReport) -> None:
+            current = await api.get(TENANT_CLUSTERS, name, namespace)
+            if current is not None:
+                wanted = {**(current.get("status") or {}), "phase": Phase.DELETING, "teardown": report.as_status()}
+                await _write_status(api, TENANT_CLUSTERS, current, wanted)
+
+        async with ctx.lock((namespace, name)):
+            scope = TeardownScope(
+                api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress
+            )
+            await teardown(scope)
+
+    return registry
+
+
+async def _first(*aws: Any) -> None:
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in tasks:
+            t.cancel()

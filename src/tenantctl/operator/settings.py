@@ -1,0 +1,30 @@
+"""Every interval, bound and backoff of the operator, in one frozen object tests can shrink."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tenantctl.operator.kube import RetryPolicy
+
+__all__ = ["OperatorSettings"]
+
+
+@dataclass(frozen=True)
+class OperatorSettings:
+    """Defaults fit a production management cluster; tests pass fake-time-friendly ones."""
+
+    field_manager: str = "tenantctl"
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    resync_interval: float = 60.0
+    """The idle resync: re-read, compare, write nothing when nothing drifted."""
+    requeue_delay: float = 15.0
+    """How soon a failed or waiting pass is tried again."""
+    poll_interval: float = 2.0
+    tenant_probe_timeout: float = 5.0
+    """One bounded probe of the tenant apiserver (GET /version)."""
+    tenant_unreachable_grace: float = 300.0
+    """How long teardown keeps probing a silent tenant before it records the disks as leftovers."""
+    volume_release_timeout: float = 600.0
+    """How long teardown waits for the tenant's PVs to go (the CSI driver freeing the disks)."""
+    helm_release_timeout: float = 120.0
+    control_plane_timeout: float = 300.0

@@ -1,0 +1,333 @@
+"""kmock's Kubernetes emulator with the semantics the operator depends on, kept in one place.
+
+Added to the stock emulator: server-side apply (create or replace the applied fields; a no-op apply
+changes nothing), label-selector lists, generation/resourceVersion bookkeeping, CABPT's
+`TalosConfigTemplate.Spec is immutable` webhook, the PVC-protection / PV-release controllers a
+teardown waits on, and injected faults (an HTTP status or silence) for chosen requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import datetime
+import itertools
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp.web
+import attrs
+import kmock
+from kmock._internal import rendering  # the request type kmock hands to `_handle`
+
+__all__ = ["CORE", "Fault", "JournalEntry", "KubeEmulator", "declare"]
+
+# One clock for every emulator of a test, so the order of writes across APIs can be asserted.
+_SEQUENCE = itertools.count(1)
+IMMUTABLE_TCT = "TalosConfigTemplate.Spec is immutable"
+PVC_PROTECTION = "kubernetes.io/pvc-protection"
+
+# (group/version/plural, kind, namespaced, subresources)
+CORE: list[tuple[str, str, bool, tuple[str, ...]]] = [
+    ("apiextensions.k8s.io/v1/customresourcedefinitions", "CustomResourceDefinition", False, ()),
+    ("v1/namespaces", "Namespace", False, ()),
+    ("v1/events", "Event", True, ()),
+    ("v1/secrets", "Secret", True, ()),
+    ("v1/services", "Service", True, ("status",)),
+    ("v1/pods", "Pod", True, ()),
+    ("v1/persistentvolumeclaims", "PersistentVolumeClaim", True, ()),
+    ("v1/persistentvolumes", "PersistentVolume", False, ()),
+    ("rbac.authorization.k8s.io/v1/clusterrolebindings", "ClusterRoleBinding", False, ()),
+    ("rbac.authorization.k8s.io/v1/clusterroles", "ClusterRole", False, ()),
+    ("rbac.authorization.k8s.io/v1/roles", "Role", True, ()),
+    ("rbac.authorization.k8s.io/v1/rolebindings", "RoleBinding", True, ()),
+    ("v1/serviceaccounts", "ServiceAccount", True, ()),
+    ("v1/configmaps", "ConfigMap", True, ()),
+    ("apps/v1/deployments", "Deployment", True, ()),
+]
+_VERBS = ["list", "watch", "get", "patch", "create", "delete", "update"]
+
+
+def declare(emulator: kmock.KubernetesEmulator, specs: list[tuple[str, str, bool, tuple[str, ...]]]) -> None:
+    """Serve these resources in discovery (kopf waits for some of them before it watches anything)."""
+    for path, kind, namespaced, subresources in specs:
+        emulator.resources[path] = kmock.ResourceInfo(
+            kind=kind, singular=kind.lower(), namespaced=namespaced, verbs=_VERBS, subresources=list(subresources)
+        )
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One state change, numbered on the clock all emulators share."""
+
+    seq: int
+    verb: str  # apply-create, apply-update, create, patch, delete, gone
+    plural: str
+    namespace: str | None
+    name: str
+
+
+@dataclass
+class Fault:
+    """Answer the next `times` matching requests with `status`, or stay silent for `hang` seconds first."""
+
+    method: str
+    plural: str | None = None
+    name: str | None = None
+    status: int = 500
+    times: int = 1
+    hang: float = 0.0
+    message: str = "injected fault"
+
+    def matches(self, request: rendering.Request) -> bool:
+        return (
+            self.times > 0
+            and request.method.value == self.method
+            and (self.plural is None or (request.resource is not None and request.resource.plural == self.plural))
+            and (self.name is None or request.name == self.name)
+        )
+
+
+def _now() -> str:
+    return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _matches_selector(labels: Mapping[str, str], expr: str) -> bool:
+    for term in filter(None, expr.split(",")):
+        if "!=" in term:
+            key, value = term.split("!=", 1)
+            if labels.get(key) == value:
+                return False
+        elif "=" in term:
+            key, value = term.split("=", 1)
+            if labels.get(key) != value.lstrip("="):
+                return False
+        elif term.startswith("!"):
+            if term[1:] in labels:
+                return False
+        elif term not in labels:
+            return False
+    return True
+
+
+@attrs.define(kw_only=True)
+class KubeEmulator(kmock.KubernetesEmulator):
+    """A management or tenant API server for the operator's tests and benchmark."""
+
+    journal: list[JournalEntry] = attrs.field(factory=list, init=False)
+    faults: list[Fault] = attrs.field(factory=list, init=False)
+    freed_disks: list[str] = attrs.field(factory=list, init=False)
+    csi_running: bool = True
+    pv_release_delay: float = 3.0
+    _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
+    _pending: set[asyncio.Task[None]] = attrs.field(factory=set, init=False)
+
+    # -- test-facing helpers ---------------------------------------------------------------------
+
+    def put(self, plural: str, obj: Mapping[str, Any]) -> None:
+        """Store an object as if a controller had created it (no request, no journal entry)."""
+        body = copy.deepcopy(dict(obj))
+        meta = body.setdefault("metadata", {})
+        meta.setdefault("uid", str(uuid.uuid4()))
+        meta.setdefault("generation", 1)
+        meta["resourceVersion"] = str(next(self._rv))
+        meta.setdefault("creationTimestamp", _now())
+        self.objects[plural, meta.get("namespace"), meta["name"]] = body
+
+    def get(self, plural: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        try:
+            obj = self.objects[plural, namespace, name]
+        except KeyError:
+            return None
+        return None if obj.deleted else copy.deepcopy(obj.raw)
+
+    def live(self, plural: str) -> list[dict[str, Any]]:
+        return [copy.deepcopy(o.raw) for (r, _, _), o in self.objects.items() if r.plural == plural and not o.deleted]
+
+    def writes(self) -> list[JournalEntry]:
+        """State changes the clients asked for (controller-made `gone` entries excluded)."""
+        return [e for e in self.journal if e.verb != "gone"]
+
+    def fail(self, fault: Fault) -> None:
+        self.faults.append(fault)
+
+    async def settle(self) -> None:
+        """Wait for scheduled controller work (PV release) to finish."""
+        while self._pending:
+            await asyncio.gather(*list(self._pending))
+
+    # -- request handling ------------------------------------------------------------------------
+
+    async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        fault = next((f for f in self.faults if f.matches(request)), None)
+        if fault is not None:
+            fault.times -= 1
+            if fault.hang:
+                await asyncio.sleep(fault.hang)
+            return await self._render_error(
+                kmock.KubernetesError(status=fault.status, reason="Injected", message=fault.message)
+            )
+        if request.resource is None:
+            return await super()._handle(request)
+        if request.method == kmock.method.PATCH and "apply-patch" in request.headers.get("Content-Type", ""):
+            try:
+                return await self._apply(request)
+            except kmock.KubernetesError as exc:
+                return await self._render_error(exc)
+        if isinstance(request.data, list):
+            stale = self._stale_json_patch(request)
+            if stale is not None:
+                return await self._render_error(kmock.KubernetesError(status=422, reason="Invalid", message=stale))
+        self._bookkeep(request)
+        response = await super()._handle(request)
+        if request.method != kmock.method.GET and response.status < 400:
+            self._record(request)
+            await self._run_controllers()
+        return response
+
+    def _stale_json_patch(self, request: rendering.Request) -> str | None:
+        """A JSON patch whose `test` of resourceVersion fails is refused (422), as kopf expects."""
+        current = self.get(self._plural_key(request), request.namespace, request.name or "")
+        version = (current or {}).get("metadata", {}).get("resourceVersion")
+        for op in request.data:
+            if op.get("op") == "test" and op.get("path") == "/metadata/resourceVersion" and op.get("value") != version:
+                return f"the object has been modified: resourceVersion {version}, tested {op.get('value')}"
+        request.data[:] = [op for op in request.data if op.get("op") != "test"]
+        request.data.append({"op": "add", "path": "/metadata/resourceVersion", "value": str(next(self._rv))})
+        return None
+
+    def _bookkeep(self, request: rendering.Request) -> None:
+        """Give created objects a uid/generation/resourceVersion; bump generation on a spec patch."""
+        data = request.data if isinstance(request.data, dict) else None
+        if data is None:
+            return
+        meta = data.setdefault("metadata", {})
+        if request.action == kmock.action.CREATE:
+            if not meta.get("name") and meta.get("generateName"):
+                meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
+            meta.setdefault("uid", str(uuid.uuid4()))
+            meta.setdefault("generation", 1)
+            meta.setdefault("creationTimestamp", _now())
+        elif request.action == kmock.action.UPDATE and request.subresource is None and "spec" in data:
+            current = self.get(self._plural_key(request), request.namespace, request.name or "")
+            if current is not None:
+                meta["generation"] = int(current["metadata"].get("generation", 1)) + 1
+        meta["resourceVersion"] = str(next(self._rv))
+
+    def _plural_key(self, request: rendering.Request) -> str:
+        assert request.resource is not None
+        res = request.resource
+        return f"{res.group}/{res.version}/{res.plural}" if res.group else f"{res.version}/{res.plural}"
+
+    def _record(self, request: rendering.Request) -> None:
+        assert request.resource is not None
+        verb = {kmock.action.CREATE: "create", kmock.action.UPDATE: "patch", kmock.action.DELETE: "delete"}.get(
+            request.action or kmock.action.FETCH, str(request.method.value).lower()
+        )
+        name = request.name or (request.data or {}).get("metadata", {}).get("name", "")
+        ns = request.namespace or (request.data or {}).get("metadata", {}).get("namespace")
+        self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", ns, name))
+
+    async def _apply(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        """Server-side apply: create, or replace the applied top-level fields; a no-op writes nothing."""
+        assert request.resource is not None and request.name is not None
+        applied: dict[str, Any] = copy.deepcopy(request.data)
+        key = (self._plural_key(request), request.namespace, request.name)
+        async with self._lock:
+            current = self.get(*key)
+            if current is None:
+                body = applied
+                meta = body.setdefault("metadata", {})
+                meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=_now())
+                meta["resourceVersion"] = str(next(self._rv))
+                self.objects[key] = body
+                event, verb, status = "ADDED", "apply-create", 201
+            else:
+                body = self._merged(current, applied)
+                if request.resource.plural == "talosconfigtemplates" and body.get("spec") != current.get("spec"):
+                    raise kmock.KubernetesError(
+                        status=422,
+                        reason="Invalid",
+                        message=(
+                            'admission webhook "vtalosconfigtemplate.cluster.x-k8s.io" denied the request: '
+                            f'TalosConfigTemplate.bootstrap.cluster.x-k8s.io "{request.name}" is invalid: '
+                            f"spec: Forbidden: {IMMUTABLE_TCT}"
+                        ),
+                    )
+                if body == current:
+                    return aiohttp.web.json_response(current)
+                meta = body["metadata"]
+                if body.get("spec") != current.get("spec"):
+                    meta["generation"] = int(meta.get("generation", 1)) + 1
+                meta["resourceVersion"] = str(next(self._rv))
+                self.objects[key].history.append(body)
+                event, verb, status = "MODIFIED", "apply-update", 200
+            self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", key[1], key[2]))
+            await self._buses[request.resource].put({"type": event, "object": copy.deepcopy(body)})
+        return aiohttp.web.json_response(body, status=status)
+
+    @staticmethod
+    def _merged(current: dict[str, Any], applied: dict[str, Any]) -> dict[str, Any]:
+        body = copy.deepcopy(current)
+        for k, v in applied.items():
+            if k == "metadata":
+                meta = body.setdefault("metadata", {})
+                for mk, mv in v.items():
+                    if mk in ("labels", "annotations"):
+                        meta[mk] = {**meta.get(mk, {}), **mv}
+                    elif mk not in ("uid", "resourceVersion", "generation", "creationTimestamp"):
+                        meta[mk] = mv
+            elif k != "status":
+                body[k] = v
+        return body
+
+    async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
+        payload = await super()._serve_list(request)
+        expr = request.params.get("labelSelector")
+        if expr and isinstance(payload, dict):
+            payload["items"] = [
+                i for i in payload["items"] if _matches_selector(i.get("metadata", {}).get("labels") or {}, expr)
+            ]
+        return payload
+
+    # -- controllers -----------------------------------------------------------------------------
+
+    async def _run_controllers(self) -> None:
+        """PVC protection: a claim being deleted goes once no pod mounts it; its PV is then released."""
+        async with self._lock:
+            mounted = {
+                (p.get("metadata", {}).get("namespace"), v["persistentVolumeClaim"]["claimName"])
+                for p in self.live("pods")
+                for v in p.get("spec", {}).get("volumes") or []
+                if v.get("persistentVolumeClaim")
+            }
+            for claim in self.live("persistentvolumeclaims"):
+                meta = claim["metadata"]
+                if not meta.get("deletionTimestamp") or (meta.get("namespace"), meta["name"]) in mounted:
+                    continue
+                key = ("v1/persistentvolumeclaims", meta.get("namespace"), meta["name"])
+                self.objects[key].delete()
+                self.journal.append(JournalEntry(next(_SEQUENCE), "gone", "persistentvolumeclaims", key[1], key[2]))
+                await self._buses[kmock.resource("v1/persistentvolumeclaims")].put(
+                    {"type": "DELETED", "object": claim}
+                )
+                volume = claim.get("spec", {}).get("volumeName")
+                if volume and self.csi_running:
+                    task = asyncio.get_running_loop().create_task(self._release(volume))
+                    self._pending.add(task)
+                    task.add_done_callback(self._pending.discard)
+
+    async def _release(self, volume: str) -> None:
+        """The CSI driver answers DeleteVolume a little later; then the disk is free and the PV goes."""
+        await asyncio.sleep(self.pv_release_delay)
+        async with self._lock:
+            pv = self.get("v1/persistentvolumes", None, volume)
+            if pv is None:
+                return
+            self.objects["v1/persistentvolumes", None, volume].delete()
+            handle = pv.get("spec", {}).get("csi", {}).get("volumeHandle", volume)
+            self.freed_disks.append(handle)
+            self.journal.append(JournalEntry(next(_SEQUENCE), "gone", "persistentvolumes", None, volume))
+            await self._buses[kmock.resource("v1/persistentvolumes")].put({"type": "DELETED", "object": pv})

@@ -1,0 +1,143 @@
+"""Running the real kopf engine with our handlers against the emulators, and seeding what Kamaji writes."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import kopf
+import yaml
+from kube_emulator import KubeEmulator, declare
+
+from tenantctl.operator.handlers import OperatorContext, build_registry
+from tenantctl.operator.kube import Connection, RetryPolicy
+from tenantctl.operator.settings import OperatorSettings
+from tenantctl.render import Names
+from tenantctl.spec import parse_tenant_documents
+
+MANAGEMENT_KINDS: list[tuple[str, str, bool, tuple[str, ...]]] = [
+    ("tenantctl.io/v1alpha1/tenantclusters", "TenantCluster", True, ("status",)),
+    ("tenantctl.io/v1alpha1/nodepools", "NodePool", True, ("status",)),
+    ("cert-manager.io/v1/issuers", "Issuer", True, ()),
+    ("cert-manager.io/v1/certificates", "Certificate", True, ()),
+    ("cluster.x-k8s.io/v1beta1/clusters", "Cluster", True, ()),
+    ("cluster.x-k8s.io/v1beta1/machinedeployments", "MachineDeployment", True, ()),
+    ("cluster.x-k8s.io/v1beta1/machinehealthchecks", "MachineHealthCheck", True, ()),
+    ("controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", "KamajiControlPlane", True, ()),
+    ("infrastructure.cluster.x-k8s.io/v1alpha1/proxmoxclusters", "ProxmoxCluster", True, ()),
+    ("infrastructure.cluster.x-k8s.io/v1alpha1/proxmoxmachinetemplates", "ProxmoxMachineTemplate", True, ()),
+    ("infrastructure.cluster.x-k8s.io/v1alpha1/kubevirtclusters", "KubevirtCluster", True, ()),
+    ("infrastructure.cluster.x-k8s.io/v1alpha1/kubevirtmachinetemplates", "KubevirtMachineTemplate", True, ()),
+    ("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "TalosConfigTemplate", True, ()),
+    ("helm.toolkit.fluxcd.io/v2/helmreleases", "HelmRelease", True, ()),
+]
+DATA_VOLUMES = ("cdi.kubevirt.io/v1beta1/datavolumes", "DataVolume", True, ())
+
+DEBUG: list[Any] = []
+FAST = OperatorSettings(
+    retry=RetryPolicy(timeout=5.0, backoffs=(0.05, 0.1, 0.2)),
+    resync_interval=30.0,
+    requeue_delay=2.0,
+    poll_interval=0.5,
+    tenant_probe_timeout=1.0,
+    tenant_unreachable_grace=3.0,
+    volume_release_timeout=20.0,
+    helm_release_timeout=2.0,
+    control_plane_timeout=2.0,
+)
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def kubeconfig_for(url: str) -> str:
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "t", "cluster": {"server": url}}],
+            "users": [{"name": "admin", "user": {"token": "x"}}],
+            "contexts": [{"name": "t", "context": {"cluster": "t", "user": "admin"}}],
+            "current-context": "t",
+        }
+    )
+
+
+def seed_documents(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> None:
+    """Store the TenantCluster and NodePool documents as the API would hold them."""
+    for doc in docs:
+        plural = "tenantclusters" if doc["kind"] == "TenantCluster" else "nodepools"
+        mgmt.put(f"tenantctl.io/v1alpha1/{plural}", copy.deepcopy(doc))
+
+
+def seed_control_plane(
+    mgmt: KubeEmulator, docs: list[dict[str, Any]], tenant_url: str | None, *, address: str = "192.0.2.10"
+) -> None:
+    """What Kamaji, cert-manager and the cloud write: the Service address, both CAs, the kubeconfig."""
+    cluster = parse_tenant_documents(docs).clusters[0]
+    names, ns = Names(cluster), cluster.metadata.namespace
+    service: dict[str, Any] = {"metadata": {"name": names.apiserver_service, "namespace": ns}, "spec": {}}
+    if cluster.spec.substrate == "proxmox":
+        service["spec"] = {"type": "LoadBalancer", "clusterIP": "10.96.7.7"}
+        service["status"] = {"loadBalancer": {"ingress": [{"ip": address}]}}
+    else:
+        service["spec"] = {"type": "ClusterIP", "clusterIP": address}
+        mgmt.put("v1/services", {"metadata": {"name": "kube-dns", "namespace": "kube-system"},
+                                 "spec": {"clusterIP": "10.96.0.10"}})
+    mgmt.put("v1/services", service)
+    mgmt.put("v1/secrets", {"metadata": {"name": names.kubernetes_ca, "namespace": ns},
+                            "data": {"ca.crt": b64("KUBE CA")}})
+    mgmt.put("v1/secrets", {"metadata": {"name": names.talos_ca, "namespace": ns},
+                            "data": {"tls.crt": b64("TALOS CA")}})
+    if tenant_url is not None:
+        mgmt.put("v1/secrets", {"metadata": {"name": names.admin_kubeconfig, "namespace": ns},
+                                "data": {"super-admin.svc": b64(kubeconfig_for(tenant_url))}})
+
+
+def management(mgmt: KubeEmulator, *, cdi: bool = False) -> None:
+    declare(mgmt, MANAGEMENT_KINDS + ([DATA_VOLUMES] if cdi else []))
+
+
+@contextlib.asynccontextmanager
+async def running_operator(
+    mgmt: KubeEmulator, settings: OperatorSettings = FAST
+) -> AsyncIterator[OperatorContext]:
+    """The whole kopf engine with our registry, cluster-wide, until the block ends."""
+    ctx = OperatorContext(Connection(server=str(mgmt.url).rstrip("/")), settings)
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(
+        kopf.operator(
+            registry=build_registry(ctx), clusterwide=True, standalone=True, stop_flag=stop, ready_flag=ready
+        )
+    )
+    try:
+        await asyncio.wait_for(ready.wait(), 10)
+        yield ctx
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 15)
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05) -> Any:
+    """Poll `check` until it returns something truthy; fail with its last value after `timeout`."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if loop.time() > deadline:
+            raise AssertionError(f"not reached within {timeout}s; last value: {value!r} {DEBUG}")
+        await asyncio.sleep(interval)
+
+
+def condition(obj: Mapping[str, Any] | None, kind: str) -> Mapping[str, Any]:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return cond  # type: ignore[no-any-return]
+    return {}

@@ -1,0 +1,265 @@
+"""Create, idle resync, spec change, refusal and the endpoint — the real kopf engine on emulated APIs."""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+import pytest
+from kube_emulator import IMMUTABLE_TCT, Fault, KubeEmulator
+from operator_support import (
+    condition,
+    eventually,
+    management,
+    running_operator,
+    seed_control_plane,
+    seed_documents,
+)
+from tenant_support import doc, load_example
+
+from tenantctl.operator.handlers import OperatorContext
+from tenantctl.operator.kube import Connection, KubeClient, Resource
+
+pytestmark = [pytest.mark.timeout(15)]
+
+TC = "tenantctl.io/v1alpha1/tenantclusters"
+NP = "tenantctl.io/v1alpha1/nodepools"
+NODE_POOLS = Resource("tenantctl.io/v1alpha1", "NodePool", "nodepools", True)
+SERVICES = Resource("v1", "Service", "services", True)
+PROXMOX = ("tenant-acme", "acme")
+KUBEVIRT = ("tenant-demo", "demo")
+
+
+def url(emulator: KubeEmulator) -> str:
+    return str(emulator.url).rstrip("/")
+
+
+def ready(mgmt: KubeEmulator, key: tuple[str, str] = PROXMOX) -> bool:
+    return condition(mgmt.get(TC, *key), "Ready").get("status") == "True"
+
+
+def applied(emulator: KubeEmulator, since: int = 0) -> list[tuple[str, str, str]]:
+    return [(e.verb, e.plural, e.name) for e in emulator.writes()[since:] if e.plural != "events"]
+
+
+def events(emulator: KubeEmulator) -> list[dict[str, Any]]:
+    return emulator.live("events")
+
+
+async def one_more_pass(ctx: OperatorContext, key: tuple[str, str] = PROXMOX) -> None:
+    """Wake the cluster's daemon and wait until it has finished one more pass."""
+    before = ctx.passes[key]
+    ctx.wakeup(key).set()
+    await eventually(lambda: ctx.passes[key] > before)
+
+
+async def quiet(ctx: OperatorContext, mgmt: KubeEmulator, key: tuple[str, str] = PROXMOX) -> int:
+    """Passes until one writes nothing (kopf's own first writes — finalizers, diff-base — included)."""
+    for _ in range(10):
+        before = len(mgmt.writes())
+        await one_more_pass(ctx, key)
+        if len(mgmt.writes()) == before:
+            return before
+    raise AssertionError("the operator never stopped writing")
+
+
+def seeded(mgmt: KubeEmulator, tenant: KubeEmulator | None, example: str = "proxmox.yaml") -> list[dict[str, Any]]:
+    docs = load_example(example)
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    seed_control_plane(mgmt, docs, url(tenant) if tenant is not None else None)
+    return docs
+
+
+async def test_create_applies_every_rendered_object_and_reports_ready(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt))
+    kinds = {plural for verb, plural, _ in applied(mgmt) if verb == "apply-create"}
+    assert kinds >= {
+        "issuers", "certificates", "clusters", "kamajicontrolplanes", "proxmoxclusters",
+        "talosconfigtemplates", "proxmoxmachinetemplates", "machinedeployments", "machinehealthchecks",
+    }
+    tc = mgmt.get(TC, *PROXMOX)
+    assert tc is not None
+    status = tc["status"]
+    assert len(kinds) == len(status["inventory"])
+    assert status["phase"] == "Ready"
+    assert status["observedGeneration"] == 1
+    assert status["endpoint"] == "192.0.2.10"
+    assert {c["type"] for c in status["conditions"]} == {"Ready", "Applied", "EndpointReady", "TenantBootstrapped"}
+    assert "tenantctl.io/teardown" in tc["metadata"]["finalizers"]
+    pool = mgmt.get(NP, "tenant-acme", "md0")
+    assert condition(pool, "Ready")["status"] == "True"
+    kcp = mgmt.get("controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX)
+    assert kcp is not None and "192.0.2.10" in kcp["spec"]["network"]["certSANs"]
+    inside = {(plural, name) for verb, plural, name in applied(tenant) if verb == "apply-create"}
+    assert ("clusterrolebindings", "tenantctl:talos-node-bootstrapper") in inside
+    assert any(p == "secrets" and n.startswith("bootstrap-token-") for p, n in inside)
+
+
+async def test_talos_secrets_are_generated_once_in_their_formats_and_never_overwritten(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        first = mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets")
+        await one_more_pass(ctx)
+    assert first is not None and mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets") == first
+    values = {k: base64.b64decode(v).decode() for k, v in first["data"].items()}
+    assert re.fullmatch(r"[a-z0-9]{6}\.[a-z0-9]{16}", values["token"])
+    assert re.fullmatch(r"[a-z0-9]{6}", values["bootstrapTokenID"])
+    assert re.fullmatch(r"[a-z0-9]{16}", values["bootstrapTokenSecret"])
+    assert len(base64.b64decode(values["clusterID"])) == 32
+    assert len(base64.b64decode(values["clusterSecret"])) == 32
+    assert [(v, n) for v, p, n in applied(mgmt) if p == "secrets"] == [("create", "acme-talos-secrets")]
+
+
+async def test_a_second_pass_writes_nothing(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        mgmt_writes, tenant_writes = await quiet(ctx, mgmt), len(tenant.writes())
+        await one_more_pass(ctx)
+        await one_more_pass(ctx)
+        assert mgmt.writes()[mgmt_writes:] == []
+        assert tenant.writes()[tenant_writes:] == []
+
+
+async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await one_more_pass(ctx)
+        since = len(mgmt.writes())
+        async with KubeClient(Connection(url(mgmt))) as api:
+            await api.merge_patch(NODE_POOLS, "md0", "tenant-acme", {"spec": {"replicas": 5}})
+        await eventually(lambda: (mgmt.get(NP, "tenant-acme", "md0") or {}).get("status", {}).get("observedGeneration") == 2)
+    changed = [(v, p, n) for v, p, n in applied(mgmt, since) if v.startswith("apply")]
+    assert changed == [("apply-update", "machinedeployments", "acme-md0")]
+    md = mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0")
+    assert md is not None and md["spec"]["replicas"] == 5
+
+
+async def test_a_refused_spec_is_a_condition_and_an_event_never_a_crash_loop(mgmt: KubeEmulator) -> None:
+    docs = load_example("proxmox.yaml")
+    doc(docs, "TenantCluster")["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Ready").get("reason") == "InvalidSpec")
+        since = await quiet(ctx, mgmt)
+        await one_more_pass(ctx)
+        await one_more_pass(ctx)
+        assert mgmt.writes()[since:] == []
+    tc = mgmt.get(TC, *PROXMOX)
+    assert tc is not None and tc["status"]["phase"] == "Invalid"
+    ready_cond = condition(tc, "Ready")
+    assert ready_cond["status"] == "False" and "spec.proxmox.dnsServer" in ready_cond["message"]
+    warnings = [e for e in events(mgmt) if e.get("reason") == "InvalidSpec"]
+    assert len(warnings) == 1 and warnings[0]["type"] == "Warning"
+    assert "spec.proxmox.dnsServer" in warnings[0]["message"]
+    assert not [w for w in applied(mgmt) if w[0].startswith("apply")]
+
+
+async def test_proxmox_endpoint_comes_from_the_load_balancer_ingress(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    svc = mgmt.get("v1/services", *PROXMOX)
+    assert svc is not None
+    svc["status"] = {"loadBalancer": {"ingress": [{"hostname": "acme.lb.example"}]}}
+    mgmt.put("v1/services", svc)
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt))
+    tc = mgmt.get(TC, *PROXMOX)
+    assert tc is not None and tc["status"]["endpoint"] == "acme.lb.example"
+    tct = mgmt.get("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "tenant-acme", "acme-md0")
+    assert tct is not None and "https://acme.lb.example:6443" in str(tct["spec"])
+    assert "10.96.7.7" not in str(tct["spec"])  # never the ClusterIP a Proxmox VM cannot route to
+
+
+async def test_kubevirt_endpoint_is_the_cluster_ip(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant, "kubevirt.yaml")
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+    tc = mgmt.get(TC, *KUBEVIRT)
+    assert tc is not None and tc["status"]["endpoint"] == "192.0.2.10"
+    tct = mgmt.get("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "tenant-demo", "demo-md0")
+    assert tct is not None and "192.0.2.10" in str(tct["spec"]) and "10.96.0.10" in str(tct["spec"])
+
+
+async def test_without_an_address_no_template_is_written_and_the_cluster_waits(mgmt: KubeEmulator) -> None:
+    seeded(mgmt, None)
+    svc = mgmt.get("v1/services", *PROXMOX)
+    assert svc is not None
+    svc["status"] = {"loadBalancer": {}}
+    mgmt.put("v1/services", svc)
+    async with running_operator(mgmt):
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "EndpointReady").get("reason") == "WaitingForEndpoint")
+    assert not [w for w in applied(mgmt) if w[1] == "talosconfigtemplates"]
+    assert (mgmt.get(TC, *PROXMOX) or {})["status"]["phase"] == "Provisioning"
+
+
+async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        since = len(mgmt.writes())
+        async with KubeClient(Connection(url(mgmt))) as api:
+            patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
+            await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
+        await one_more_pass(ctx)
+        await eventually(lambda: (mgmt.get(TC, *PROXMOX) or {})["status"].get("endpoint") == "192.0.2.99")
+        await eventually(lambda: len([e for e in events(mgmt) if e.get("reason") == "TemplateReplaced"]) == 2)
+    tct_writes = [(v, n) for v, p, n in applied(mgmt, since) if p == "talosconfigtemplates"]
+    assert tct_writes == [("delete", "acme-md0"), ("apply-create", "acme-md0")]
+    tct = mgmt.get("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "tenant-acme", "acme-md0")
+    assert tct is not None and "192.0.2.99" in str(tct["spec"])
+    kcp = mgmt.get("controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX)
+    assert kcp is not None and "192.0.2.99" in kcp["spec"]["network"]["certSANs"]
+    replaced = [e["message"] for e in events(mgmt) if e.get("reason") == "TemplateReplaced"]
+    assert len(replaced) == 2
+    assert IMMUTABLE_TCT in replaced[0] and "deleting" in replaced[0] and "created again" in replaced[1]
+
+
+async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant, "kubevirt.yaml")
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+        since = len(mgmt.writes())
+        async with KubeClient(Connection(url(mgmt))) as api:
+            await api.delete(NODE_POOLS, "big", "tenant-demo")
+        await eventually(lambda: mgmt.get(NP, "tenant-demo", "big") is None)
+    deleted = sorted((p, n) for v, p, n in applied(mgmt, since) if v == "delete" and p != "nodepools")
+    assert deleted == [
+        ("kubevirtmachinetemplates", deleted[0][1]),
+        ("machinedeployments", "demo-big"),
+        ("machinehealthchecks", "demo-big"),
+        ("talosconfigtemplates", "demo-big"),
+    ]
+    assert deleted[0][1].startswith("demo-big-")
+    assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-demo", "demo-md0") is not None
+
+
+@pytest.mark.parametrize("status", [409, 500])
+async def test_injected_conflicts_and_server_errors_converge(
+    mgmt: KubeEmulator, tenant: KubeEmulator, status: int
+) -> None:
+    seeded(mgmt, tenant)
+    mgmt.fail(Fault("PATCH", "kamajicontrolplanes", status=status, times=6))
+    mgmt.fail(Fault("GET", "services", status=status, times=2))
+    tenant.fail(Fault("PATCH", "clusterrolebindings", status=status, times=6))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt))
+    assert all(f.times == 0 for f in mgmt.faults + tenant.faults)
+    assert mgmt.get("controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX) is not None
+
+
+async def test_a_silent_api_times_out_and_converges(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    mgmt.fail(Fault("PATCH", "machinedeployments", hang=6.0, times=1))
+    tenant.fail(Fault("GET", None, hang=2.0, times=1))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt), timeout=12)
+    assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0") is not None

@@ -1,0 +1,107 @@
+"""The emulator's own semantics, checked through the operator's client over loopback HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from kube_emulator import IMMUTABLE_TCT, PVC_PROTECTION, Fault, KubeEmulator, declare
+
+from tenantctl.operator.kube import (
+    Connection,
+    ImmutableFieldError,
+    KubeClient,
+    Resource,
+    RetryPolicy,
+    TransientAPIError,
+)
+
+pytestmark = [pytest.mark.timeout(10)]
+
+SECRETS = Resource("v1", "Secret", "secrets", True)
+PVCS = Resource("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True)
+PODS = Resource("v1", "Pod", "pods", True)
+TCT = Resource("bootstrap.cluster.x-k8s.io/v1alpha3", "TalosConfigTemplate", "talosconfigtemplates", True)
+FAST = RetryPolicy(timeout=2.0, backoffs=(0.01, 0.01))
+
+
+def client(emulator: KubeEmulator) -> KubeClient:
+    return KubeClient(Connection(server=str(emulator.url).rstrip("/")), retry=FAST)
+
+
+def secret(name: str, value: str, labels: dict[str, str] | None = None) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": name, "namespace": "ns", "labels": labels or {}},
+        "stringData": {"k": value},
+    }
+
+
+async def test_apply_creates_then_a_repeat_writes_nothing(mgmt: KubeEmulator) -> None:
+    async with client(mgmt) as api:
+        await api.apply(SECRETS, secret("a", "1"))
+        await api.apply(SECRETS, secret("a", "1"))
+        await api.apply(SECRETS, secret("a", "2"))
+    assert [e.verb for e in mgmt.writes()] == ["apply-create", "apply-update"]
+    assert mgmt.get("v1/secrets", "ns", "a")["stringData"] == {"k": "2"}  # type: ignore[index]
+
+
+async def test_list_filters_by_label_selector(mgmt: KubeEmulator) -> None:
+    async with client(mgmt) as api:
+        await api.apply(SECRETS, secret("a", "1", {"c": "x"}))
+        await api.apply(SECRETS, secret("b", "1", {"c": "y"}))
+        names = [o["metadata"]["name"] for o in await api.list(SECRETS, "ns", {"c": "y"})]
+    assert names == ["b"]
+
+
+async def test_discovery_answers_none_for_an_absent_crd(mgmt: KubeEmulator) -> None:
+    async with client(mgmt) as api:
+        assert await api.resource("cdi.kubevirt.io/v1beta1", "DataVolume") is None
+        assert await api.resource("v1", "Secret") == SECRETS
+
+
+async def test_talos_config_template_spec_is_immutable(mgmt: KubeEmulator) -> None:
+    declare(mgmt, [("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "TalosConfigTemplate", True, ())])
+    tct = {"apiVersion": TCT.api_version, "kind": TCT.kind, "metadata": {"name": "t", "namespace": "ns"}}
+    async with client(mgmt) as api:
+        await api.apply(TCT, {**tct, "spec": {"v": 1}})
+        await api.apply(TCT, {**tct, "spec": {"v": 1}, "metadata": {**tct["metadata"], "labels": {"a": "b"}}})
+        with pytest.raises(ImmutableFieldError, match=IMMUTABLE_TCT):
+            await api.apply(TCT, {**tct, "spec": {"v": 2}})
+
+
+async def test_injected_faults_are_retried_and_then_surface(mgmt: KubeEmulator) -> None:
+    mgmt.fail(Fault("PATCH", "secrets", status=409, times=2))
+    async with client(mgmt) as api:
+        await api.apply(SECRETS, secret("a", "1"))
+        mgmt.fail(Fault("PATCH", "secrets", status=500, times=5))
+        with pytest.raises(TransientAPIError):
+            await api.apply(SECRETS, secret("a", "2"))
+    assert mgmt.get("v1/secrets", "ns", "a")["stringData"] == {"k": "1"}  # type: ignore[index]
+
+
+async def test_a_silent_server_times_out_and_is_retried(mgmt: KubeEmulator) -> None:
+    mgmt.fail(Fault("GET", "secrets", hang=0.5, times=1))
+    api = KubeClient(Connection(server=str(mgmt.url).rstrip("/")), retry=RetryPolicy(timeout=0.1, backoffs=(0.01,)))
+    async with api:
+        assert await api.get(SECRETS, "missing", "ns") is None
+
+
+async def test_a_claim_in_use_goes_once_its_pod_does_and_then_its_disk_is_freed(tenant: KubeEmulator) -> None:
+    tenant.pv_release_delay = 0.05
+    tenant.put("v1/persistentvolumes", {"metadata": {"name": "pv1"}, "spec": {"csi": {"volumeHandle": "disk-1"}}})
+    tenant.put(
+        "v1/persistentvolumeclaims",
+        {"metadata": {"name": "c1", "namespace": "ns", "finalizers": [PVC_PROTECTION]}, "spec": {"volumeName": "pv1"}},
+    )
+    volumes = [{"name": "d", "persistentVolumeClaim": {"claimName": "c1"}}]
+    tenant.put("v1/pods", {"metadata": {"name": "p", "namespace": "ns"}, "spec": {"volumes": volumes}})
+    async with client(tenant) as api:
+        await api.delete(PVCS, "c1", "ns")
+        assert tenant.get("v1/persistentvolumeclaims", "ns", "c1") is not None
+        await api.delete(PODS, "p", "ns")
+    assert tenant.get("v1/persistentvolumeclaims", "ns", "c1") is None
+    await asyncio.wait_for(tenant.settle(), 2)
+    assert tenant.freed_disks == ["disk-1"]
+    assert tenant.get("v1/persistentvolumes", None, "pv1") is None
