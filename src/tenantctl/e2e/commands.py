@@ -36,6 +36,56 @@ def render_fixture_command(
         out.write_text(rendered, encoding="utf-8")
 
 
+@e2e_app.command("run")
+@refusals_exit_2
+def run_command(
+    file: Annotated[Path, typer.Option("-f", "--file", help="The rendered fixture.")],
+    kubeconfig: Annotated[
+        str, typer.Option("--kubeconfig", envvar="TENANTCTL_KUBECONFIG", help="Management cluster kubeconfig.")
+    ],
+    pve_url: Annotated[str, typer.Option("--pve-url", envvar="TENANTCTL_PVE_URL", help="Proxmox URL.")],
+    token_id: Annotated[
+        str, typer.Option("--token-id", envvar="TENANTCTL_PVE_TOKEN_ID", help="Token that reads the storages.")
+    ],
+    ca_file: Annotated[Path | None, typer.Option("--ca-file", help="CA bundle for the Proxmox certificate.")] = None,
+    keep_tenant: Annotated[bool, typer.Option("--keep-tenant", help="Leave the tenant running afterwards.")] = False,
+    timeout_nodes: Annotated[float, typer.Option(help="Seconds to wait for Ready workers.")] = 1200,
+    timeout_volume: Annotated[float, typer.Option(help="Seconds to wait for the claim and the probe.")] = 300,
+    timeout_teardown: Annotated[float, typer.Option(help="Seconds to wait for the tenant to go.")] = 900,
+    output: Annotated[str, typer.Option("-o", "--output", help="table or json")] = "table",
+) -> None:
+    """Create the fixture's tenant, wait for its nodes, prove a volume on the hypervisor, tear down.
+
+    The Proxmox token secret is read from PROXMOX_TOKEN_SECRET. Exit 1 when a step fails.
+    """
+    from tenantctl.documents import load_file
+    from tenantctl.e2e.kube import Kube
+    from tenantctl.e2e.run import Harness, Timeouts, run_sequence
+    from tenantctl.problems import InvalidInput, Problem
+    from tenantctl.proxmox.client import Target, connect
+    from tenantctl.proxmox.output import render_json, render_table
+    from tenantctl.spec import parse_tenant_documents
+
+    secret = os.environ.get("PROXMOX_TOKEN_SECRET", "")
+    if not secret:
+        raise InvalidInput([Problem("PROXMOX_TOKEN_SECRET", "unset or empty: export the token secret")])
+    docs = load_file(file)
+    tenant = parse_tenant_documents(docs)
+    if len(tenant.clusters) != 1 or tenant.clusters[0].spec.proxmox is None:
+        raise InvalidInput([Problem(str(file), "the fixture must hold exactly one proxmox TenantCluster")])
+    insecure = tenant.clusters[0].spec.proxmox.insecure
+    target = Target(pve_url, token_id, secret, insecure=insecure, ca_file=str(ca_file) if ca_file else None)
+    timeouts = Timeouts(nodes=timeout_nodes, volume=timeout_volume, disk_gone=timeout_volume,
+                        tenant_gone=timeout_teardown)
+    harness = Harness(Kube.from_file(kubeconfig), connect(target), docs, keep_tenant=keep_tenant, timeouts=timeouts)
+    report = run_sequence(harness)
+    if output == "json":
+        typer.echo(render_json(report), nl=False)
+    else:
+        render_table(report)
+    raise typer.Exit(report.exit_code)
+
+
 def register(app: typer.Typer) -> None:
     """Attach `e2e` to the root app."""
     app.add_typer(e2e_app, name="e2e")
