@@ -34,6 +34,8 @@ TOKEN_PATTERNS: Mapping[str, re.Pattern[str]] = {
     ),
     "a Proxmox ticket": re.compile(r"PVE:[^:\s]+:[0-9A-F]{8}::"),
 }
+# One pass finds candidates; the table then says which shape matched.
+_ANY_TOKEN = re.compile("|".join(f"(?:{p.pattern})" for p in TOKEN_PATTERNS.values()))
 _SECRET_VALUE_KEYS = ("token_id", "token_secret")
 _MIN_VALUE = 8  # shorter literal values (a region, "true") would match by accident
 
@@ -99,14 +101,17 @@ def _ref(obj: Mapping[str, Any]) -> str:
     return f"{obj.get('kind')}/{ns + '/' if ns else ''}{meta.get('name')}"
 
 
-def _names_pattern(name: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![A-Za-z0-9.-]){re.escape(name)}(?![A-Za-z0-9.-])")
+def _names_pattern(names: Sequence[str]) -> re.Pattern[str]:
+    """A whole-word match of any of `names` (`pve-csi` does not match inside `pve-csi-fast`)."""
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9.-])({alternatives})(?![A-Za-z0-9.-])")
 
 
 def _scan_tokens(at: str, text: str, values: Sequence[str], problems: Problems) -> None:
-    for what, pattern in TOKEN_PATTERNS.items():
-        if pattern.search(text):
-            problems.error(at, f"carries {what}")
+    if _ANY_TOKEN.search(text):
+        for what, pattern in TOKEN_PATTERNS.items():
+            if pattern.search(text):
+                problems.error(at, f"carries {what}")
     for value in values:
         if value in text:
             problems.error(at, "carries the value of a credentials Secret")
@@ -171,13 +176,12 @@ def audit_objects(
     """Judge a render: `objects` applied here, `tenant_objects` applied through the tenant kubeconfig."""
     problems = Problems()
     secret_names = {c.secret for c in creds}
-    name_patterns = {name: _names_pattern(name) for name in sorted(secret_names)}
+    names_pattern = _names_pattern(sorted(secret_names)) if secret_names else None
     tenant_bound = [*_tenant_bound(objects), *((_ref(o), o) for o in tenant_objects)]
     for base, content in tenant_bound:
         for at, text in _walk(content, base):
-            for name, pattern in name_patterns.items():
-                if pattern.search(text):
-                    problems.error(at, f"tenant-bound content names the credentials Secret {name!r}")
+            for name in sorted(set(names_pattern.findall(text))) if names_pattern else ():
+                problems.error(at, f"tenant-bound content names the credentials Secret {name!r}")
     owners: dict[str, list[Credential]] = defaultdict(list)
     for cred in creds:
         owners[cred.secret].append(cred)
