@@ -75,9 +75,10 @@ def cluster_docs(draw: st.DrawFn, namespace: str, name: str, secrets: tuple[str,
             "proxmox": {"sourceNode": draw(label), "templateID": draw(st.integers(100, 9999)),
                         "pool": draw(st.one_of(st.none(), label))},
         }
+    pool_meta = {"name": f"{name}-w", "namespace": namespace}
     return [
         {"apiVersion": API, "kind": "TenantCluster", "metadata": {"name": name, "namespace": namespace}, "spec": spec},
-        {"apiVersion": API, "kind": "NodePool", "metadata": {"name": f"{name}-w", "namespace": namespace}, "spec": pool},
+        {"apiVersion": API, "kind": "NodePool", "metadata": pool_meta, "spec": pool},
     ]
 
 
