@@ -11,14 +11,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from fakepve import FakePve
+from typer.testing import CliRunner
 
+from tenantctl.cli import app
 from tenantctl.e2e.fixture import render_fixture
 from tenantctl.e2e.kube import Kube
 from tenantctl.e2e.run import CONTROLLER_VMID_ANNOTATION, Harness, Timeouts, run_sequence
@@ -190,7 +194,10 @@ async def run(cluster: Cluster, cafile: str, keep_tenant: bool = False, limit: f
     pve = connect(Target(cluster.pve.url, TOKEN_ID, SECRET, ca_file=cafile))
     timeouts = Timeouts(kubeconfig=limit, nodes=limit, volume=limit, disk_gone=limit, tenant_gone=limit, poll=0.02)
     harness = Harness(mgmt, pve, docs, keep_tenant=keep_tenant, timeouts=timeouts, clock=FastClock())
-    return await asyncio.to_thread(run_sequence, harness)
+    try:
+        return await asyncio.to_thread(run_sequence, harness)
+    finally:
+        harness.close()
 
 
 def statuses(report: Report) -> dict[str, Status]:
@@ -260,3 +267,27 @@ async def test_teardown_fails_when_a_volume_outlives_the_tenant(cluster: Cluster
     (row,) = report.of("tenant-deleted")
     assert row.status is Status.FAIL
     assert f"tenant-zfs:vm-{VMID}-pvc-1 remain on pve1" in row.seen
+
+
+async def test_cli_runs_the_sequence_and_refuses_without_a_secret(
+    cluster: Cluster, fakepve_cafile: str, tmp_path: Path
+) -> None:
+    fixture = tmp_path / "fixture.yaml"
+    fixture.write_text(render_fixture(FIXTURE, STAND), encoding="utf-8")
+    kubeconfig = tmp_path / "mgmt.conf"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "m",
+        "clusters": [{"name": "m", "cluster": {"server": str(cluster.kmock.url).rstrip("/")}}],
+        "users": [{"name": "m", "user": {"token": "mgmt"}}],
+        "contexts": [{"name": "m", "context": {"cluster": "m", "user": "m"}}],
+    }), encoding="utf-8")
+    args = ["e2e", "run", "-f", str(fixture), "--kubeconfig", str(kubeconfig), "--pve-url", cluster.pve.url,
+            "--token-id", TOKEN_ID, "--ca-file", fakepve_cafile, "--poll", "0.02", "--keep-tenant", "-o", "json"]
+    runner = CliRunner()
+    refused = await asyncio.to_thread(runner.invoke, app, args, env={"PROXMOX_TOKEN_SECRET": ""})
+    assert refused.exit_code == 2 and "PROXMOX_TOKEN_SECRET" in refused.stderr
+    done = await asyncio.to_thread(runner.invoke, app, args, env={"PROXMOX_TOKEN_SECRET": SECRET})
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.stdout)["rows"]
+    assert [r["status"] for r in rows] == ["PASS"] * 7
+    assert SECRET not in done.output

@@ -52,6 +52,7 @@ def run_command(
     timeout_nodes: Annotated[float, typer.Option(help="Seconds to wait for Ready workers.")] = 1200,
     timeout_volume: Annotated[float, typer.Option(help="Seconds to wait for the claim and the probe.")] = 300,
     timeout_teardown: Annotated[float, typer.Option(help="Seconds to wait for the tenant to go.")] = 900,
+    poll: Annotated[float, typer.Option(help="Seconds between two looks while waiting.")] = 5,
     output: Annotated[str, typer.Option("-o", "--output", help="table or json")] = "table",
 ) -> None:
     """Create the fixture's tenant, wait for its nodes, prove a volume on the hypervisor, tear down.
@@ -76,9 +77,12 @@ def run_command(
     insecure = tenant.clusters[0].spec.proxmox.insecure
     target = Target(pve_url, token_id, secret, insecure=insecure, ca_file=str(ca_file) if ca_file else None)
     timeouts = Timeouts(nodes=timeout_nodes, volume=timeout_volume, disk_gone=timeout_volume,
-                        tenant_gone=timeout_teardown)
+                        tenant_gone=timeout_teardown, poll=poll)
     harness = Harness(Kube.from_file(kubeconfig), connect(target), docs, keep_tenant=keep_tenant, timeouts=timeouts)
-    report = run_sequence(harness)
+    try:
+        report = run_sequence(harness)
+    finally:
+        harness.close()
     if output == "json":
         typer.echo(render_json(report), nl=False)
     else:

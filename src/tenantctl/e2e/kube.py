@@ -65,6 +65,11 @@ class Kube:
             raise KubeError(response.status, f"{method} {path}: {response.status} {response.reason}")
         return dict(json.loads(data)) if data else {}
 
+    def close(self) -> None:
+        """Drop pooled connections now: a kept-alive socket otherwise outlives the run."""
+        self._client.rest_client.pool_manager.clear()
+        self._client.close()
+
     def get(self, path: str) -> dict[str, Any] | None:
         """The object at `path`, or None when it does not exist."""
         try:

@@ -92,6 +92,11 @@ class Harness:
     controller_vmid: str | None = None
     volume: tuple[str, str, str] | None = None
 
+    def close(self) -> None:
+        for client in (self.mgmt, self.tenant, self.pve):
+            if client is not None:
+                client.close()
+
     @property
     def cluster(self) -> Mapping[str, Any]:
         return next(d for d in self.documents if d.get("kind") == "TenantCluster")

@@ -29,6 +29,8 @@ class ApiError(Exception):
 class Api(Protocol):
     def get(self, path: str, **params: Any) -> Any: ...
 
+    def close(self) -> None: ...
+
 
 @dataclass(frozen=True)
 class Target:
@@ -74,6 +76,9 @@ class _ProxmoxerApi:
             verify_ssl=target.verify,
             timeout=target.timeout,
         )
+
+    def close(self) -> None:
+        self._api._store["session"].close()
 
     def get(self, path: str, **params: Any) -> Any:
         import warnings

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from tenantctl.problems import InvalidInput, Problem
 from tenantctl.proxmox.checks import Context, run_checks
 from tenantctl.proxmox.client import Api, Target, connect
-from tenantctl.proxmox.inventory import Inventory, collect
+from tenantctl.proxmox.inventory import collect
 from tenantctl.proxmox.privileges import Controller
 from tenantctl.proxmox.report import Report
 from tenantctl.spec import TenantCluster, TenantInput
@@ -36,7 +36,11 @@ def doctor(
     """Check `target` for the chosen cluster; `api` replaces the proxmoxer client only in tests of wiring."""
     tc = pick_cluster(tenant, cluster)
     pools = tenant.pools_of(tc)
-    inv = collect(api or connect(target), tc, pools) if target.token_id else Inventory()
+    client = api or connect(target)
+    try:
+        inv = collect(client, tc, pools)
+    finally:
+        client.close()
     report = Report()
     report.extend(run_checks(Context(tc, pools, target, inv, tuple(controllers))))
     return report
