@@ -16,12 +16,12 @@ from operator_support import (
     seed_control_plane,
     seed_documents,
 )
-from tenant_support import doc, load_example
 
+from tenant_support import doc, load_example
 from tenantctl.operator.handlers import OperatorContext
 from tenantctl.operator.kube import Connection, KubeClient, Resource
 
-pytestmark = [pytest.mark.timeout(15)]
+pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
 
 TC = "tenantctl.io/v1alpha1/tenantclusters"
 NP = "tenantctl.io/v1alpha1/nodepools"
@@ -136,7 +136,8 @@ async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator
         since = len(mgmt.writes())
         async with KubeClient(Connection(url(mgmt))) as api:
             await api.merge_patch(NODE_POOLS, "md0", "tenant-acme", {"spec": {"replicas": 5}})
-        await eventually(lambda: (mgmt.get(NP, "tenant-acme", "md0") or {}).get("status", {}).get("observedGeneration") == 2)
+        pool = lambda: mgmt.get(NP, "tenant-acme", "md0") or {}  # noqa: E731
+        await eventually(lambda: pool().get("status", {}).get("observedGeneration") == 2)
     changed = [(v, p, n) for v, p, n in applied(mgmt, since) if v.startswith("apply")]
     assert changed == [("apply-update", "machinedeployments", "acme-md0")]
     md = mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0")
@@ -196,7 +197,8 @@ async def test_without_an_address_no_template_is_written_and_the_cluster_waits(m
     svc["status"] = {"loadBalancer": {}}
     mgmt.put("v1/services", svc)
     async with running_operator(mgmt):
-        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "EndpointReady").get("reason") == "WaitingForEndpoint")
+        endpoint = lambda: condition(mgmt.get(TC, *PROXMOX), "EndpointReady")  # noqa: E731
+        await eventually(lambda: endpoint().get("reason") == "WaitingForEndpoint")
     assert not [w for w in applied(mgmt) if w[1] == "talosconfigtemplates"]
     assert (mgmt.get(TC, *PROXMOX) or {})["status"]["phase"] == "Provisioning"
 

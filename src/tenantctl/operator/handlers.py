@@ -121,6 +121,7 @@ async def _write_status(api: KubeClient, res: Resource, body: Mapping[str, Any],
 async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool:
     """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed)."""
     api = ctx.api
+    started = asyncio.get_running_loop().time()
     async with ctx.lock((namespace, name)):
         body = await api.get(TENANT_CLUSTERS, name, namespace)
         if body is None or body["metadata"].get("deletionTimestamp"):
@@ -132,6 +133,8 @@ async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_po
         for pool in pools:
             await _write_status(api, NODE_POOLS, pool, result.pool_status[pool["metadata"]["name"]])
         ctx.passes[namespace, name] += 1
+        took = asyncio.get_running_loop().time() - started
+        object_logger(namespace, name).debug("pass %d took %.3fs", ctx.passes[namespace, name], took)
         return result.requeue
 
 
