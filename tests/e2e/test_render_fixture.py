@@ -93,3 +93,11 @@ def test_cli_renders_and_refuses_with_exit_2(tmp_path: Path, monkeypatch: pytest
     assert "TENANTCTL_PVE_POOL: required stand variable is unset" in refused.stderr
     missing = runner.invoke(app, ["e2e", "render-fixture", str(tmp_path / "absent.yaml")], env=STAND)
     assert missing.exit_code == 2 and "cannot read file" in missing.stderr
+
+
+def test_e2e_doc_lists_every_stand_variable() -> None:
+    text = (SHIPPED.parents[4] / "docs" / "e2e.md").read_text(encoding="utf-8")
+    for var in STAND_VARIABLES:
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{var.name}` |")), None)
+        assert row is not None, var.name
+        assert ("| yes |" in row) is var.required and (var.default is None or f"`{var.default}`" in row)

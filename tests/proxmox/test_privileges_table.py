@@ -86,3 +86,10 @@ def test_csi_disabled_requires_nothing_of_csi(tenant_spec: Callable[..., Any]) -
     tenant = tenant_spec(lambda c, p: c["spec"]["proxmox"].update(csi={"enabled": False}))
     tc = tenant.clusters[0]
     assert [r for r in requirements_for(tc, tenant.pools_of(tc)) if r.controller is Controller.CSI] == []
+
+
+def test_doctor_doc_names_every_check() -> None:
+    from tenantctl.proxmox.checks import CHECKS
+
+    text = (DOC.parent / "doctor.md").read_text(encoding="utf-8")
+    assert [c.name for c in CHECKS if f"| `{c.name}` |" not in text] == []
