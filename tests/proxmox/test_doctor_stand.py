@@ -87,6 +87,12 @@ FAULTS: dict[str, Fault] = {
     "template disk that is not a base volume": Fault(
         stand=lambda pve: pve.vm(TEMPLATE).config.update(scsi0="ceph-vm:vm-9000-disk-0,size=4G"), check="clone",
         seen="scsi0 ceph-vm:vm-9000-disk-0 is not a base volume", advice="`qm template` there"),
+    "CSI storage missing on a node": Fault(
+        stand=lambda pve: pve.storages["tenant-zfs"].update(nodes="pve1"), check="csi-storage",
+        seen="storage 'tenant-zfs' is not enabled on pve2", advice="enable the storage there"),
+    "CSI storage that does not exist": Fault(
+        stand=lambda pve: pve.storages.pop("tenant-zfs"), check="csi-storage",
+        seen="storage 'tenant-zfs' does not exist"),
     "missing pool": Fault(
         stand=lambda pve: pve.pools.pop("tenant-acme"), check="pool", seen="pool 'tenant-acme' does not exist",
         advice="pveum pool add tenant-acme"),

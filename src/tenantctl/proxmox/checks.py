@@ -293,6 +293,35 @@ def _full_clone_row(subject: str, spec: ProxmoxPoolSpec, vm: Mapping[str, Any] |
     return Row("clone", subject, PASS, f"full clone onto {spec.storage} (images)")
 
 
+def check_csi_storage(ctx: Context) -> list[Row]:
+    px = ctx.tenant.spec.proxmox
+    if px is None or not px.csi.enabled:
+        return []
+    rows: list[Row] = []
+    for sc in px.csi.storage_classes:
+        subject = f"StorageClass {sc.name}: {sc.storage}"
+        store = ctx.inv.storages.get(sc.storage)
+        if store is None:
+            rows.append(Row("csi-storage", subject, FAIL, f"storage {sc.storage!r} does not exist or the token "
+                            f"cannot audit it (storages: {', '.join(sorted(ctx.inv.storages)) or 'none visible'})",
+                            "name a storage from `pvesm status` in csi.storageClasses"))
+            continue
+        if "images" not in str(store.get("content", "")).split(","):
+            rows.append(Row("csi-storage", subject, FAIL, f"storage {sc.storage!r} holds {store.get('content')!r}",
+                            f"the CSI driver allocates VM disks: `pvesm set {sc.storage} --content images,...`"))
+            continue
+        missing = [n for n in (px.allowed_nodes or []) if n in ctx.inv.node_storages
+                   and not ctx.inv.node_storages[n].get(sc.storage, {}).get("enabled", 0)]
+        if missing:
+            rows.append(Row("csi-storage", subject, FAIL, f"storage {sc.storage!r} is not enabled on "
+                            f"{', '.join(missing)}", "a volume is created on the worker's node: enable the storage "
+                            "there or pick one every allowed node has"))
+            continue
+        rows.append(Row("csi-storage", subject, PASS,
+                        f"{store.get('type')} storage with images on every allowed node"))
+    return rows
+
+
 # ------------------------------------------------------------------ pool, network
 
 
@@ -540,6 +569,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec("template", check_templates, True),
     CheckSpec("placement", check_placement, True),
     CheckSpec("clone", check_clone_storage, True),
+    CheckSpec("csi-storage", check_csi_storage, True),
     CheckSpec("pool", check_pool, True),
     CheckSpec("bridge", check_bridges, True),
     CheckSpec("ipam", check_ipam, True),
