@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tenantctl.validate.defaults import NO_DEFAULT, DefaultsTree, apply_defaults
+from tenantctl.validate.formats import KUBERNETES_FORMATS
 from tenantctl.validate.go_regex import GoRegexError, compile_go_regex, translate_go_regex
 from tenantctl.validate.names import label_value_errors, qualified_name_errors
 from tenantctl.validate.paths import field_path, object_label, parse_field_path
@@ -89,3 +90,23 @@ def test_qualified_names(key: str, ok: bool) -> None:
 @pytest.mark.parametrize(("value", "ok"), [("", True), ("a.b-c_d", True), ("-a", False), ("a b", False)])
 def test_label_values(value: str, ok: bool) -> None:
     assert (label_value_errors(value) == []) is ok
+
+
+@pytest.mark.parametrize(
+    ("fmt", "good", "bad"),
+    [
+        ("int32", 2**31 - 1, -(2**31) - 1),
+        ("int64", -(2**63), 2**63),
+        ("date-time", "2026-01-02T03:04:05.5+01:00", "2026-01-02"),
+        ("byte", "aGk=", "hi!"),
+        ("uuid", "0b5e3f2a-9c1d-4e8b-a6f7-3d2c1b0a9e8f", "not-a-uuid"),
+        ("ipv4", "10.0.0.1", "::1"),
+        ("ipv6", "fd00::1", "10.0.0.1"),
+        ("cidr", "10.0.0.0/8", "10.0.0.0/33"),
+        ("hostname", "pve1.example.com", "PVE_1"),
+    ],
+)
+def test_formats_kubernetes_enforces(fmt: str, good: object, bad: object) -> None:
+    assert KUBERNETES_FORMATS.conforms(good, fmt)
+    assert not KUBERNETES_FORMATS.conforms(bad, fmt)
+    assert KUBERNETES_FORMATS.conforms(None, fmt)  # other types are the `type` keyword's job

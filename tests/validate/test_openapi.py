@@ -173,6 +173,18 @@ def test_metadata_is_checked_like_the_apiserver(
     assert (problem.path, fragment in problem.message) == (path, True), problem
 
 
+def test_annotations_may_not_exceed_256_kib_in_total(widget_catalog: SchemaCatalog, widget: Widget) -> None:
+    obj = widget()
+    obj["metadata"]["annotations"] = {"a": "x" * 200_000, "b": "x" * 62_000}
+    assert validate_objects([obj], widget_catalog) == []
+    obj["metadata"]["annotations"]["c"] = "x" * 200
+    problem = only(validate_objects([obj], widget_catalog))
+    assert (problem.path, problem.message) == (
+        "Widget/w1.metadata.annotations",
+        "too long: annotations total 262203 bytes, the limit is 262144",
+    )
+
+
 def test_a_label_value_of_63_characters_is_fine(widget_catalog: SchemaCatalog, widget: Widget) -> None:
     obj = widget()
     obj["metadata"]["labels"] = {"tier": "x" * 63, "example.com/empty": ""}

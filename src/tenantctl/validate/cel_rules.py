@@ -12,8 +12,7 @@ jsonschema walk only descends into present values), after CRD defaults were appl
 
 from __future__ import annotations
 
-import contextlib
-import io
+import logging
 import re
 import threading
 from collections.abc import Mapping
@@ -33,7 +32,6 @@ _REASONS = {
     "FieldValueRequired": "Required value",
     "FieldValueDuplicate": "Duplicate value",
 }
-_PYTHON_FUNCTIONS = frozenset(name.rpartition(".")[2] for name in KUBERNETES_FUNCTIONS)
 _TRANSITION_VARIABLE = "oldSelf"
 _RULE_VARIABLES = frozenset({"self", _TRANSITION_VARIABLE}) | NAMESPACES
 # Comprehension macros bind a variable (two for the two-variable forms); cel reports them as variables.
@@ -67,13 +65,12 @@ class CompiledRule:
     reason: str
     transition: bool
     numeric_double: bool
-    calls_python: bool
 
     def check(self, value: Any) -> RuleFailure | None:
         """None when the rule holds for `value` (``self``); otherwise what to report."""
-        bound = float(value) if self.numeric_double and isinstance(value, int) else value
+        bound = float(value) if self.numeric_double and type(value) is int else value
         try:
-            result = _execute(self.program, bound, self.calls_python)
+            result = _execute(self.program, bound)
         except Exception as exc:  # every CEL runtime error is a failed rule, as in the apiserver
             problem = f"rule `{self.rule}` could not be evaluated: {_error_text(exc)}"
             return RuleFailure(
@@ -97,7 +94,7 @@ class CompiledRule:
     def _message(self, bound: Any) -> str:
         if self.message_expression is not None:
             try:
-                text = _execute(self.message_expression, bound, calls_python=True)
+                text = _execute(self.message_expression, bound)
             except Exception:  # the apiserver falls back to `message` too
                 text = None
             if isinstance(text, str) and text.strip():
@@ -123,7 +120,6 @@ def compile_rule(spec: Mapping[str, Any], *, numeric_double: bool = False) -> Co
     reason = spec.get("reason") or "FieldValueInvalid"
     if reason not in _REASONS:
         raise RuleCompileError(f"rule `{rule}`: unknown reason {reason!r}")
-    used = set(program.functions()) | (set(message_expression.functions()) if message_expression else set())
     return CompiledRule(
         rule=rule,
         program=program,
@@ -133,7 +129,6 @@ def compile_rule(spec: Mapping[str, Any], *, numeric_double: bool = False) -> Co
         reason=_REASONS[reason],
         transition=_TRANSITION_VARIABLE in program.variables(),
         numeric_double=numeric_double,
-        calls_python=bool(used & _PYTHON_FUNCTIONS),
     )
 
 
@@ -167,14 +162,24 @@ def _context() -> cel.Context:
     return context
 
 
-def _execute(program: cel.Program, value: Any, calls_python: bool) -> Any:
+def _execute(program: cel.Program, value: Any) -> Any:
     context = _context()
     context.add_variable("self", value)
-    if not calls_python:
-        return program.execute(context)
-    # cel prints "Python function 'x' failed: ..." to stderr before raising; the raised error says it too.
-    with contextlib.redirect_stderr(io.StringIO()):
-        return program.execute(context)
+    return program.execute(context)
+
+
+class _QuietFunctionFailures(logging.Filter):
+    """cel logs a warning for every raising Python function; the raised error already says the same.
+
+    Kubernetes functions raise on bad input by design (``quantity('lots')``), and the failed rule is
+    reported as a Problem; without this filter each one would also print to stderr.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Python function ")
+
+
+logging.getLogger("cel").addFilter(_QuietFunctionFailures())
 
 
 def _error_text(exc: Exception) -> str:

@@ -29,6 +29,8 @@ def validate_objects(
     """Problems for every object: path `Kind/name.<field path>`, message says what rule failed and with what value.
 
     `catalog`: CRDs for custom kinds (None: skip custom kinds). `core`: also check built-in kinds.
+    `kubernetes_version`: whose built-in schemas to use (the newest shipped at or below it); a version
+    older than every shipped schema set raises ValueError, as a programming error rather than a Problem.
     """
     problems: list[Problem] = []
     for index, obj in enumerate(objects):
