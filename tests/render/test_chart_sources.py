@@ -89,3 +89,41 @@ def test_a_source_that_cannot_name_a_chart_is_refused(source: dict[str, Any], me
 def test_an_unknown_chart_is_refused() -> None:
     with pytest.raises(ValidationError, match="unknown chart"):
         ChartSourcesSpec.model_validate({"sources": {"cillium": DEFAULT_CHART_SOURCES["cilium"].model_dump()}})
+
+
+def _platform(tmp_path: Any, charts: dict[str, Any]) -> str:
+    import yaml
+
+    path = tmp_path / "platform.yaml"
+    path.write_text(
+        yaml.safe_dump({"apiVersion": "tenantctl.io/v1alpha1", "kind": "Platform", "metadata": {"name": "p"},
+                        "spec": {"charts": charts}})
+    )
+    return str(path)
+
+
+def test_cli_render_takes_chart_sources_from_a_platform_file(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from tenant_support import EXAMPLES
+    from tenantctl.cli import app
+
+    platform = _platform(tmp_path, {"namespace": "flux-mirror"})
+    for command in ("render", "audit"):
+        result = CliRunner().invoke(app, [command, "-f", str(EXAMPLES / "proxmox.yaml"), "--platform", platform])
+        assert result.exit_code == 0, result.stderr
+    rendered = CliRunner().invoke(app, ["render", "-f", str(EXAMPLES / "proxmox.yaml"), "--platform", platform])
+    assert "namespace: flux-mirror" in rendered.stdout and "tenantctl-system" not in rendered.stdout
+
+
+def test_cli_refuses_a_bad_platform_chart_source_with_its_path(tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from tenant_support import EXAMPLES
+    from tenantctl.cli import app
+
+    cilium = {"kind": "HelmRepository", "url": "https://x", "version": "1"}
+    platform = _platform(tmp_path, {"sources": {"cilium": cilium}})
+    result = CliRunner().invoke(app, ["render", "-f", str(EXAMPLES / "proxmox.yaml"), "--platform", platform])
+    assert result.exit_code == 2
+    assert "Platform/p.spec.charts.sources.cilium" in result.stderr and "needs `chart`" in result.stderr

@@ -331,3 +331,10 @@ def test_cli_refuses_a_missing_csi_credentials_name_while_enabled(proxmox_docs: 
     result = _cli(proxmox_docs, tmp_path)
     assert result.exit_code == 2
     assert "TenantCluster/acme.spec.proxmox.csi.credentialsSecretName: required while" in result.stderr
+
+
+def test_cli_csi_is_enabled_by_default_so_its_credentials_are_required(proxmox_docs: Docs, tmp_path: Any) -> None:
+    px(proxmox_docs).pop("csi")
+    result = _cli(proxmox_docs, tmp_path)
+    assert result.exit_code == 2
+    assert "spec.proxmox.csi.credentialsSecretName: required while" in result.stderr
