@@ -24,6 +24,9 @@ _commands_doctor.register(app)
 from tenantctl.e2e import commands as _commands_e2e  # noqa: E402
 
 _commands_e2e.register(app)
+from tenantctl.operator import commands as _commands_operator  # noqa: E402
+
+_commands_operator.register(app)
 
 
 def main() -> None:

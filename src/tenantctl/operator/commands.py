@@ -1,0 +1,86 @@
+"""`tenantctl operator` runs the kopf operator; `tenantctl install` prints what deploys it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tenantctl.cli_support import refusals_exit_2
+
+__all__ = ["register"]
+
+
+def _connection(kubeconfig: Path | None, context: str | None) -> Any:
+    """A kubeconfig when one is named (flag or $KUBECONFIG), else the pod's service account."""
+    import yaml
+
+    from tenantctl.operator.kube import Connection
+
+    path = kubeconfig or (Path(os.environ["KUBECONFIG"]) if os.environ.get("KUBECONFIG") else None)
+    if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return Connection.in_cluster()
+    path = path or Path.home() / ".kube" / "config"
+    return Connection.from_kubeconfig(yaml.safe_load(path.read_text()), context)
+
+
+def operator(
+    kubeconfig: Annotated[Path | None, typer.Option(help="Kubeconfig of the management cluster.")] = None,
+    context: Annotated[str | None, typer.Option(help="Kubeconfig context (default: current).")] = None,
+    resync: Annotated[float, typer.Option(help="Seconds between idle resyncs of a cluster.")] = 60.0,
+    liveness: Annotated[
+        str | None, typer.Option(help="Serve kopf's liveness probe, e.g. http://0.0.0.0:8080/healthz.")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
+) -> None:
+    """Run the operator against the management cluster: reconcile TenantClusters and NodePools."""
+    import asyncio
+    import logging
+
+    import kopf
+
+    from tenantctl.operator.handlers import OperatorContext, build_registry
+    from tenantctl.operator.settings import OperatorSettings
+
+    level = logging.DEBUG if verbose else logging.INFO
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    ctx = OperatorContext(_connection(kubeconfig, context), OperatorSettings(resync_interval=resync))
+    asyncio.run(
+        kopf.operator(
+            registry=build_registry(ctx), clusterwide=True, standalone=True, liveness_endpoint=liveness
+        )
+    )
+
+
+@refusals_exit_2
+def install(
+    namespace: Annotated[str, typer.Option(help="Namespace the operator runs in.")] = "tenantctl-system",
+    image: Annotated[str | None, typer.Option(help="Operator image.")] = None,
+    file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--file", "-f", help="Tenant documents: adds the Roles scoping TalosConfigTemplate delete to their names."
+        ),
+    ] = None,
+) -> None:
+    """Print the CRDs, ServiceAccount, least-privilege RBAC and Deployment that run the operator."""
+    import yaml
+
+    from tenantctl.operator.install import DEFAULT_IMAGE, install_objects
+    from tenantctl.spec import parse_tenant_documents
+
+    tenants: list[Any] = []
+    if file:
+        docs = [d for path in file for d in yaml.safe_load_all(path.read_text()) if d]
+        parsed = parse_tenant_documents(docs)
+        tenants = [(c, parsed.pools_of(c)) for c in parsed.clusters]
+    objects = install_objects(namespace, image or DEFAULT_IMAGE, tenants)
+    typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `operator` and `install` to the root app."""
+    app.command()(operator)
+    app.command()(install)

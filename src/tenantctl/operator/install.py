@@ -1,0 +1,197 @@
+"""What deploys the operator: CRDs, ServiceAccount, least-privilege RBAC and a Deployment.
+
+The ClusterRole grants only the verbs the operator uses on the kinds it renders, prunes or tears
+down, plus the rules it hands to the tenant's CCM/CSI Roles (Kubernetes lets a subject grant only
+what it holds). TalosConfigTemplate `delete` is not in it: each tenant gets a Role naming exactly
+its own templates (`resourceNames`), which is the one delete the replace-on-immutable step needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from tenantctl.render import Names, render_cluster
+from tenantctl.spec import API_VERSION, NodePool, TenantCluster, parse_tenant_documents
+from tenantctl.spec.crds import render_crds
+
+__all__ = ["DEFAULT_IMAGE", "install_objects", "operator_rules", "tenant_rbac"]
+
+DEFAULT_IMAGE = "ghcr.io/tenantctl/tenantctl:0.1.0"
+NAME = "tenantctl-operator"
+_LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tenantctl"}
+_READ = ["get", "list", "watch"]
+# Server-side apply of an absent object is authorised as `create`, of a present one as `patch`.
+_OWN = ["get", "list", "watch", "create", "patch", "delete"]
+
+Rule = dict[str, list[str]]
+
+# (apiGroup, resources, verbs): what the reconcile and teardown phases call, nothing more.
+_RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
+    ("tenantctl.io", ("tenantclusters", "nodepools"), ["get", "list", "watch", "patch", "update"]),
+    ("tenantctl.io", ("tenantclusters/status", "nodepools/status"), ["get", "patch", "update"]),
+    ("apiextensions.k8s.io", ("customresourcedefinitions",), _READ),
+    ("", ("namespaces",), _READ),
+    ("", ("events",), ["create", "patch"]),
+    ("events.k8s.io", ("events",), ["create", "patch"]),
+    ("", ("secrets",), _OWN),
+    ("", ("services",), _OWN),
+    ("", ("configmaps", "serviceaccounts"), _OWN),
+    ("apps", ("deployments",), _OWN),
+    ("rbac.authorization.k8s.io", ("roles", "rolebindings", "clusterroles", "clusterrolebindings"), _OWN),
+    ("cert-manager.io", ("issuers", "certificates"), _OWN),
+    ("cluster.x-k8s.io", ("clusters", "machinedeployments", "machinehealthchecks"), _OWN),
+    ("controlplane.cluster.x-k8s.io", ("kamajicontrolplanes",), _OWN),
+    ("infrastructure.cluster.x-k8s.io",
+     ("proxmoxclusters", "proxmoxmachinetemplates", "kubevirtclusters", "kubevirtmachinetemplates"), _OWN),
+    ("bootstrap.cluster.x-k8s.io", ("talosconfigtemplates",), ["get", "list", "watch", "create", "patch"]),
+    ("helm.toolkit.fluxcd.io", ("helmreleases",), _OWN),
+    ("cdi.kubevirt.io", ("datavolumes",), ["list", "delete"]),
+)
+
+
+_SAMPLES: tuple[dict[str, Any], ...] = (
+    {"substrate": "kubevirt"},
+    {
+        "substrate": "proxmox",
+        "proxmox": {
+            "credentialsSecretName": "capmox",
+            "allowedNodes": ["pve"],
+            "dnsServers": ["192.0.2.53"],
+            "ipv4Config": {"addresses": ["192.0.2.10-192.0.2.20"], "prefix": 24, "gateway": "192.0.2.1"},
+            "ccm": {"credentialsSecretName": "ccm"},
+            "csi": {"credentialsSecretName": "csi", "storageClasses": [{"name": "s", "storage": "local"}]},
+        },
+    },
+)
+
+
+def _delegated_rules() -> list[Rule]:
+    """The rules the rendered Roles grant, from a render of each substrate (one source of truth)."""
+    rules: list[Rule] = []
+    for spec in _SAMPLES:
+        doc = {"apiVersion": API_VERSION, "kind": "TenantCluster", "metadata": {"name": "p", "namespace": "p"}}
+        cluster = parse_tenant_documents([{**doc, "spec": spec}]).clusters[0]
+        for obj in render_cluster(cluster, [], None):
+            if obj["kind"] in ("Role", "ClusterRole"):
+                rules += [{k: list(v) for k, v in rule.items()} for rule in obj.get("rules", [])]
+    return rules
+
+
+def _merge(rules: Iterable[Rule]) -> list[Rule]:
+    """One rule per (apiGroups, resources, resourceNames), verbs unioned, in a stable order."""
+    merged: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], set[str]] = {}
+    for rule in rules:
+        key = (tuple(rule["apiGroups"]), tuple(rule["resources"]), tuple(rule.get("resourceNames", ())))
+        merged.setdefault(key, set()).update(rule["verbs"])
+    out: list[Rule] = []
+    for (groups, resources, names), verbs in sorted(merged.items()):
+        merged_rule: Rule = {"apiGroups": list(groups), "resources": list(resources), "verbs": sorted(verbs)}
+        if names:
+            merged_rule["resourceNames"] = list(names)
+        out.append(merged_rule)
+    return out
+
+
+def operator_rules() -> list[Rule]:
+    own = [{"apiGroups": [g], "resources": list(r), "verbs": list(v)} for g, r, v in _RULES]
+    return _merge([*own, *_delegated_rules()])
+
+
+def tenant_rbac(cluster: TenantCluster, pools: Sequence[NodePool], namespace: str) -> list[dict[str, Any]]:
+    """The Role that lets the operator delete exactly this tenant's TalosConfigTemplates, and its binding."""
+    names = Names(cluster)
+    role = f"{NAME}-tct-{names.cluster}"
+    templates = sorted(names.talos_config_template(p) for p in pools)
+    meta = {"name": role, "namespace": names.namespace, "labels": dict(_LABELS)}
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": meta,
+            "rules": [
+                {
+                    "apiGroups": ["bootstrap.cluster.x-k8s.io"],
+                    "resources": ["talosconfigtemplates"],
+                    "resourceNames": templates,
+                    "verbs": ["delete"],
+                }
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": dict(meta),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": namespace}],
+        },
+    ]
+
+
+def _deployment(namespace: str, image: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": NAME, "namespace": namespace, "labels": dict(_LABELS)},
+        "spec": {
+            "replicas": 1,
+            "strategy": {"type": "Recreate"},
+            "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
+            "template": {
+                "metadata": {"labels": dict(_LABELS)},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [
+                        {
+                            "name": "operator",
+                            "image": image,
+                            "args": ["operator", "--liveness", "http://0.0.0.0:8080/healthz"],
+                            "ports": [{"name": "health", "containerPort": 8080}],
+                            "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 30},
+                            "resources": {
+                                "requests": {"cpu": "100m", "memory": "128Mi"},
+                                "limits": {"memory": "512Mi"},
+                            },
+                            "securityContext": {
+                                "allowPrivilegeEscalation": False,
+                                "readOnlyRootFilesystem": True,
+                                "runAsUser": 65532,
+                                "capabilities": {"drop": ["ALL"]},
+                            },
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def install_objects(
+    namespace: str = "tenantctl-system",
+    image: str = DEFAULT_IMAGE,
+    tenants: Iterable[tuple[TenantCluster, Sequence[NodePool]]] = (),
+) -> list[dict[str, Any]]:
+    """Everything `tenantctl install` prints, in apply order."""
+    meta: Mapping[str, Any] = {"labels": dict(_LABELS)}
+    objects: list[dict[str, Any]] = [*render_crds()]
+    objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, **meta}})
+    account = {"name": NAME, "namespace": namespace, **meta}
+    objects.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": account})
+    objects.append({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": NAME, **meta},
+        "rules": operator_rules(),
+    })
+    objects.append({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": NAME, **meta},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
+        "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": namespace}],
+    })
+    for cluster, pools in tenants:
+        objects += tenant_rbac(cluster, pools, namespace)
+    objects.append(_deployment(namespace, image))
+    return objects
