@@ -9,7 +9,7 @@ import yaml
 
 from tenant_support import clone, doc, load_example
 from tenantctl.render import render_tenant
-from tenantctl.render.sizing import kubelet_reservations, memory_mib, num_cores
+from tenantctl.render.sizing import capmox_memory_mib, kubelet_reservations, memory_mib, num_cores
 from tenantctl.spec import parse_observed, parse_tenant_documents
 
 Docs = list[dict[str, Any]]
@@ -51,8 +51,15 @@ def test_memory_rounds_up_to_mib(memory: str, mib: int) -> None:
 
 
 def test_proxmox_sizing_is_pinned_with_values_where_rounding_disagrees(proxmox_docs: Docs) -> None:
+    # 8G = 8e9 bytes = 7629.39 MiB: ceil gives 7630, floor 7629; capmox then wants a multiple of 8.
+    assert (num_cores("1500m"), memory_mib("8G")) == (2, 7630)
     spec = machine_spec(render(proxmox_docs))
-    assert (spec["numCores"], spec["memoryMiB"]) == (2, 7630)
+    assert (spec["numCores"], spec["memoryMiB"]) == (2, 7632)
+
+
+@pytest.mark.parametrize(("memory", "mib"), [("8G", 7632), ("8Gi", 8192), ("1Mi", 8), ("1001Mi", 1008)])
+def test_capmox_memory_is_a_multiple_of_eight_rounded_up(memory: str, mib: int) -> None:
+    assert capmox_memory_mib(memory) == mib
 
 
 def test_linked_clone_by_default_and_always_explicit(proxmox_docs: Docs) -> None:

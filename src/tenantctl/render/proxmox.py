@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tenantctl.render.meta import Names, content_hash, object_meta
-from tenantctl.render.sizing import memory_mib, num_cores
+from tenantctl.render.sizing import capmox_memory_mib, num_cores
 from tenantctl.spec import NodePool, ProxmoxClusterSpec, TenantCluster
 
 __all__ = ["CAPMOX_API", "render_proxmox_cluster", "render_proxmox_machine_template"]
@@ -71,7 +71,7 @@ def _machine_spec(pool: NodePool) -> dict[str, Any]:
         spec["numSockets"] = 1
         spec["numCores"] = num_cores(res.cpu)
     if res.memory is not None:
-        spec["memoryMiB"] = memory_mib(res.memory)
+        spec["memoryMiB"] = capmox_memory_mib(res.memory)
     spec["disks"] = {"bootVolume": {"disk": "scsi0", "sizeGb": px.disk_size_gb}}
     network: dict[str, Any] = {"bridge": px.network.bridge, "model": px.network.model}
     if px.network.vlan is not None:

@@ -9,7 +9,7 @@ from decimal import Decimal
 from tenantctl.spec import NodePool
 from tenantctl.spec.quantity import parse_quantity
 
-__all__ = ["KubeletReservations", "kubelet_reservations", "memory_mib", "num_cores"]
+__all__ = ["KubeletReservations", "capmox_memory_mib", "kubelet_reservations", "memory_mib", "num_cores"]
 
 _MIB = Decimal(2) ** 20
 
@@ -22,6 +22,11 @@ def num_cores(cpu: str | int | float) -> int:
 def memory_mib(memory: str | int | float) -> int:
     """MiB for a VM, rounded up: 8G = 8e9 bytes -> 7630 MiB."""
     return max(1, math.ceil(parse_quantity(memory) / _MIB))
+
+
+def capmox_memory_mib(memory: str | int | float) -> int:
+    """`memory_mib` rounded up to a multiple of 8: capmox's CRD refuses anything else (8G -> 7632)."""
+    return math.ceil(memory_mib(memory) / 8) * 8
 
 
 @dataclass(frozen=True)
