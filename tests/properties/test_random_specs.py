@@ -11,8 +11,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tenant_support import load_example
 
+from tenant_support import load_example
 from tenantctl.problems import InvalidInput
 from tenantctl.render import render_tenant
 from tenantctl.spec import parse_observed, parse_tenant_documents
@@ -32,7 +32,9 @@ ip_like = st.one_of(
     st.text(max_size=8),
 )
 address_entries = st.one_of(
-    st.sampled_from(["192.0.2.100-192.0.2.150", "192.0.2.0/28", "192.0.2.7", "198.51.100.0/24", "a-b", "10.0.0.9-10.0.0.1"]),
+    st.sampled_from(
+        ["192.0.2.100-192.0.2.150", "192.0.2.0/28", "192.0.2.7", "198.51.100.0/24", "a-b", "10.0.0.9-10.0.0.1"]
+    ),
     st.text(max_size=6),
 )
 names = st.from_regex(r"[a-z][a-z0-9-]{0,30}[a-z0-9]", fullmatch=True)
@@ -74,7 +76,8 @@ def tenants(draw: st.DrawFn) -> tuple[list[dict[str, Any]], str]:
         elif choice >= 2:
             p["minReplicas"] = draw(st.integers(min_value=0, max_value=8))
             p["maxReplicas"] = draw(st.integers(min_value=0, max_value=8))
-        p["resources"] = {k: v for k, v in {"cpu": draw(quantities), "memory": draw(quantities)}.items() if v is not None}
+        sizes = {"cpu": draw(quantities), "memory": draw(quantities)}
+        p["resources"] = {k: v for k, v in sizes.items() if v is not None}
         if "proxmox" in p:
             ppx = p["proxmox"]
             ppx["full"] = draw(st.booleans())

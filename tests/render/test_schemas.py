@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tenant_support import EXAMPLES, load_example
 from typer.testing import CliRunner
 
+from tenant_support import EXAMPLES, load_example
 from tenantctl.cli import app
 from tenantctl.render import render_tenant, render_tenant_bootstrap
 from tenantctl.spec import parse_observed, parse_tenant_documents
