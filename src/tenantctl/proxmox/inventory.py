@@ -7,14 +7,14 @@ forbidden endpoint becomes a row that names it instead of ending the run.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from tenantctl.proxmox.client import Api, ApiError
 from tenantctl.spec import NodePool, TenantCluster
 
-__all__ = ["Inventory", "collect", "config_ips", "relevant_nodes"]
+__all__ = ["Inventory", "agent_enabled", "collect", "config_ips", "relevant_nodes"]
 
 _IPCONFIG = re.compile(r"(?:^|,)ip=([0-9.]+)(?:/\d+)?")
 
@@ -64,7 +64,8 @@ def config_ips(config: dict[str, Any]) -> list[str]:
     return [m.group(1) for k, v in config.items() if k.startswith("ipconfig") for m in _IPCONFIG.finditer(str(v))]
 
 
-def _agent_enabled(config: dict[str, Any]) -> bool:
+def agent_enabled(config: Mapping[str, Any]) -> bool:
+    """Whether the VM config turns the QEMU guest agent on (`agent: 1` or `agent: enabled=1,...`)."""
     first = str(config.get("agent", "0")).split(",")[0]
     return first.split("=")[-1] in ("1", "true", "on")
 
@@ -104,7 +105,7 @@ def collect(api: Api, tc: TenantCluster, pools: Iterable[NodePool]) -> Inventory
         if config is None:
             continue
         inv.configs[vmid] = config
-        if vm.get("status") == "running" and _agent_enabled(config):
+        if vm.get("status") == "running" and agent_enabled(config):
             answer = _read(
                 api, inv, f"guest agent of VM {vmid}", f"/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces"
             )

@@ -1,0 +1,58 @@
+"""What every check reads: the spec, the target and the stand, plus the template capmox would pick."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tenantctl.proxmox.client import Target
+from tenantctl.proxmox.inventory import Inventory
+from tenantctl.proxmox.privileges import Controller
+from tenantctl.proxmox.report import Row, Status
+from tenantctl.proxmox.templates import select_templates
+from tenantctl.spec import NodePool, ProxmoxPoolSpec, TenantCluster
+
+__all__ = ["FAIL", "PASS", "WARN", "Context", "describe", "resolve_template", "unreadable"]
+
+PASS, WARN, FAIL = Status.PASS, Status.WARN, Status.FAIL
+
+
+@dataclass(frozen=True)
+class Context:
+    """One doctor run's inputs; `controllers` limits the privilege rows to the tokens being checked."""
+
+    tenant: TenantCluster
+    pools: tuple[NodePool, ...]
+    target: Target
+    inv: Inventory
+    controllers: tuple[Controller, ...] = tuple(Controller)
+
+    @property
+    def proxmox_pools(self) -> list[tuple[str, ProxmoxPoolSpec]]:
+        return [(p.metadata.name, p.spec.proxmox) for p in self.pools if p.spec.proxmox is not None]
+
+
+def unreadable(check: str, ctx: Context, key: str, subject: str) -> list[Row]:
+    """A WARN row when the stand could not be read for this check, so a blind PASS never appears."""
+    err = ctx.inv.errors.get(key)
+    if err is None:
+        return []
+    return [Row(check, subject, WARN, f"could not read {key}: {err.message}", "grant the token Sys.Audit on / "
+                "(and /nodes) so the doctor can see it, or check the row by hand")]
+
+
+def resolve_template(spec: ProxmoxPoolSpec, inv: Inventory) -> Mapping[str, Any] | None:
+    """The template capmox would clone for this pool, or None when it would fail."""
+    if spec.template_id is not None:
+        vm = inv.vm(spec.template_id)
+        return vm if vm is not None and vm.get("template") and vm.get("node") == spec.source_node else None
+    if spec.template_tags is None:
+        return None
+    exact = select_templates(spec.template_tags, inv.vms).exact
+    return exact[0] if len(exact) == 1 else None
+
+
+def describe(vm: Mapping[str, Any]) -> str:
+    """A VM as an operator finds it in the UI: id, name, node and tags."""
+    return f"{vm.get('vmid')} {vm.get('name', '')!r} on {vm.get('node')} (tags {vm.get('tags', '')!r})"

@@ -1,0 +1,146 @@
+"""Where the workers land on the network and in Proxmox: pool, bridge, addresses, gateway, capacity."""
+
+from __future__ import annotations
+
+import ipaddress
+
+from tenantctl.proxmox.checks._context import FAIL, PASS, WARN, Context, unreadable
+from tenantctl.proxmox.inventory import Inventory, config_ips
+from tenantctl.proxmox.report import Row
+from tenantctl.spec import TenantCluster
+from tenantctl.spec.addresses import parse_address_entry
+from tenantctl.spec.checks import pool_addresses
+
+# ------------------------------------------------------------------ pool, network
+
+
+def check_pool(ctx: Context) -> list[Row]:
+    rows = unreadable("pool", ctx, "pools", "/pools")
+    for name, spec in ctx.proxmox_pools:
+        subject = f"NodePool/{name}"
+        if spec.pool is None:
+            rows.append(Row("pool", subject, WARN, "no proxmox.pool",
+                            "without a pool every controller needs its privileges on /vms, i.e. on every VM "
+                            "of the cluster; set pool: <tenant pool> for a per-tenant scope"))
+        elif spec.pool in ctx.inv.pools:
+            rows.append(Row("pool", subject, PASS, f"pool {spec.pool!r} exists"))
+        else:
+            rows.append(Row("pool", subject, FAIL, f"pool {spec.pool!r} does not exist or the token lacks "
+                            "Pool.Audit on it", f"create it: `pveum pool add {spec.pool}`, then grant the tokens "
+                            f"on /pool/{spec.pool}"))
+    return rows
+
+
+def check_bridges(ctx: Context) -> list[Row]:
+    rows: list[Row] = []
+    px = ctx.tenant.spec.proxmox
+    for name, spec in ctx.proxmox_pools:
+        bridge, vlan = spec.network.bridge, spec.network.vlan
+        for node in dict.fromkeys([*(px.allowed_nodes if px else []), spec.source_node]):
+            if node not in ctx.inv.networks:
+                continue
+            ifaces = {str(i.get("iface")): i for i in ctx.inv.networks[node]}
+            subject = f"NodePool/{name} on {node}"
+            found = ifaces.get(bridge)
+            if found is None or "bridge" not in str(found.get("type", "")).lower():
+                bridges = ", ".join(sorted(k for k, v in ifaces.items() if "bridge" in str(v.get("type", "")).lower()))
+                rows.append(Row("bridge", subject, FAIL,
+                                f"no bridge {bridge!r} on {node} (bridges: {bridges or 'none'})",
+                                f"create {bridge} on {node} or set network.bridge to one of its bridges"))
+                continue
+            note = ""
+            if vlan is not None:
+                aware = str(found.get("bridge_vlan_aware", "0")) in ("1", "true")
+                note = f", vlan {vlan}" + ("" if aware else f" (not VLAN-aware: PVE creates {bridge}v{vlan})")
+            rows.append(Row("bridge", subject, PASS, f"bridge {bridge} exists{note}"))
+    return rows
+
+
+# ------------------------------------------------------------------ IPAM
+
+
+def _spec_addresses(tc: TenantCluster) -> list[ipaddress.IPv4Address]:
+    px = tc.spec.proxmox
+    out: list[ipaddress.IPv4Address] = []
+    for entry in px.ipv4_config.addresses if px and px.ipv4_config else []:
+        try:
+            parsed = parse_address_entry(entry)
+        except ValueError:
+            continue
+        out.extend(ipaddress.IPv4Address(i) for i in range(int(parsed.first), int(parsed.last) + 1))
+    return out
+
+
+def _used_addresses(inv: Inventory) -> dict[str, list[str]]:
+    used: dict[str, list[str]] = {}
+    for vm in inv.vms:
+        vmid = int(vm["vmid"])
+        for ip in {*config_ips(inv.configs.get(vmid, {})), *inv.agent_ips.get(vmid, [])}:
+            used.setdefault(ip, []).append(f"VM {vmid} {vm.get('name', '')!r} on {vm.get('node')}")
+    return used
+
+
+def check_ipam(ctx: Context) -> list[Row]:
+    px = ctx.tenant.spec.proxmox
+    if px is None or px.ipv4_config is None:
+        return []
+    rows = unreadable("ipam", ctx, "resources", "/cluster/resources")
+    used = _used_addresses(ctx.inv)
+    clashes = [(str(a), used[str(a)]) for a in _spec_addresses(ctx.tenant) if str(a) in used]
+    for ip, owners in clashes:
+        rows.append(Row("ipam", ip, FAIL, f"{ip} in ipv4Config.addresses is already used by {', '.join(owners)}",
+                        "remove it from spec.proxmox.ipv4Config.addresses (CAIP would hand it to a worker and "
+                        "both would answer ARP), or free it"))
+    unasked = sorted(k.rsplit(" ", 1)[-1] for k in ctx.inv.errors if k.startswith("guest agent of VM"))
+    if not clashes and unasked:
+        rows.append(Row("ipam", "ipv4Config.addresses", WARN,
+                        f"no clash among the {len(ctx.inv.vms)} VMs visible, but the guest agents of VMs "
+                        f"{', '.join(unasked)} could not be asked",
+                        "grant the doctor's token VM.GuestAgent.Audit on /vms to see their addresses"))
+    elif not clashes:
+        rows.append(Row("ipam", "ipv4Config.addresses", PASS,
+                        f"none of the addresses is used by the {len(ctx.inv.vms)} VMs visible "
+                        f"({len(ctx.inv.agent_ips)} answered through the guest agent)"))
+    rows += _gateway_rows(ctx)
+    rows += _capacity_rows(ctx, len(clashes))
+    return rows
+
+
+def _gateway_rows(ctx: Context) -> list[Row]:
+    px = ctx.tenant.spec.proxmox
+    assert px is not None and px.ipv4_config is not None
+    cfg = px.ipv4_config
+    try:
+        subnet = ipaddress.IPv4Network(f"{cfg.gateway}/{cfg.prefix}", strict=False)
+    except ValueError:
+        return [Row("gateway", cfg.gateway, FAIL, f"gateway {cfg.gateway!r}/{cfg.prefix} is not an IPv4 address",
+                    "set spec.proxmox.ipv4Config.gateway to the router of the workers' subnet")]
+    outside = [str(a) for a in _spec_addresses(ctx.tenant) if a not in subnet]
+    if outside:
+        return [Row("gateway", cfg.gateway, FAIL, f"addresses {outside[:3]} are outside {subnet}",
+                    "the gateway must be on-prefix for every worker address; fix prefix or gateway")]
+    mismatched = []
+    for name, spec in ctx.proxmox_pools:
+        for node, ifaces in ctx.inv.networks.items():
+            bridge = next((i for i in ifaces if i.get("iface") == spec.network.bridge), None)
+            cidr = str((bridge or {}).get("cidr") or "")
+            if cidr and not spec.network.vlan and ipaddress.ip_interface(cidr).network != subnet:
+                mismatched.append(f"{spec.network.bridge} on {node} is {cidr} (NodePool/{name})")
+    if mismatched:
+        return [Row("gateway", cfg.gateway, WARN, f"the worker subnet is {subnet} but " + "; ".join(mismatched),
+                    "check that the bridge carries the workers' subnet, or set network.vlan")]
+    return [Row("gateway", cfg.gateway, PASS, f"on-prefix for every address ({subnet})")]
+
+
+def _capacity_rows(ctx: Context, clashes: int) -> list[Row]:
+    px = ctx.tenant.spec.proxmox
+    assert px is not None
+    have = pool_addresses(px)
+    if have is None:
+        return []
+    need = sum(p.spec.ceiling + p.spec.rolling_update.max_surge for p in ctx.pools)
+    free = have - clashes
+    status = PASS if need <= free else FAIL
+    advice = "" if status is PASS else "add addresses to spec.proxmox.ipv4Config.addresses or shrink the pools"
+    return [Row("capacity", "ipv4Config.addresses", status,
+                f"{free} free of {have} usable; the pools can claim {need} at once (replicas + surge)", advice)]
