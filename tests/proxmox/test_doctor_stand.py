@@ -198,3 +198,15 @@ def test_csi_disabled_needs_no_csi_privileges(stand: FakePve, run_doctor: RunDoc
     tenant = tenant_spec(lambda c, p: c["spec"]["proxmox"].update(csi={"enabled": False}))
     report = run_doctor(tenant)
     assert [r.subject for r in report.of("privileges")] == ["capmox", "ccm"]
+
+
+def test_tls_is_verified_unless_the_spec_says_insecure(stand: FakePve, tenant_spec: Any) -> None:
+    from tenantctl.proxmox.client import Target
+    from tenantctl.proxmox.doctor import doctor
+
+    verified = doctor(tenant_spec(), Target(stand.url, "capmox@pve!capi", "s3cr3t-token-value"))
+    (auth,) = verified.of("auth")
+    assert auth.status is Status.FAIL and "TLS verification failed" in auth.seen
+    assert "--ca-file" in auth.advice
+    unverified = doctor(tenant_spec(), Target(stand.url, "capmox@pve!capi", "s3cr3t-token-value", insecure=True))
+    assert unverified.of("auth")[0].status is Status.PASS
