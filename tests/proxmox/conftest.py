@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from fakepve import FakePve
+from fakepve import FakePve  # type: ignore[import-untyped]
 
 from tenantctl.proxmox.client import Target
 from tenantctl.proxmox.doctor import doctor

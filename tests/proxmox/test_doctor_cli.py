@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-from fakepve import FakePve
+from fakepve import FakePve  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
 from tenantctl.cli import app

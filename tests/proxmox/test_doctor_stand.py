@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from fakepve import FakePve
+from fakepve import FakePve  # type: ignore[import-untyped]
 
 from tenantctl.proxmox.checks import CHECKS
 from tenantctl.proxmox.report import Report, Status
