@@ -210,3 +210,10 @@ def test_tls_is_verified_unless_the_spec_says_insecure(stand: FakePve, tenant_sp
     assert "--ca-file" in auth.advice
     unverified = doctor(tenant_spec(), Target(stand.url, "capmox@pve!capi", "s3cr3t-token-value", insecure=True))
     assert unverified.of("auth")[0].status is Status.PASS
+
+
+def test_privileges_at_an_unresolved_template_are_not_guessed(stand: FakePve, run_doctor: RunDoctor) -> None:
+    stand.vm(TEMPLATE).config["tags"] = "talos;v1.13.6;zfs"
+    rows = run_doctor().of("privileges")
+    assert [r.status for r in rows if "<template" in r.subject] == [Status.WARN, Status.WARN]
+    assert not [r for r in rows if r.status is Status.FAIL]

@@ -43,6 +43,11 @@ def holds(inv: Inventory, path: str, privilege: str) -> bool:
     return any(wanted & inv.permissions.get(c, set()) for c in candidates)
 
 
+def _unresolved(req: Requirement) -> bool:
+    """A path the stand could not fill in (the template did not resolve): nothing to compare with."""
+    return all("<" in alt for alt in req.alternatives)
+
+
 def check_privileges(ctx: Context) -> list[Row]:
     if "permissions" in ctx.inv.errors:
         return [Row("privileges", ctx.target.token_id, WARN,
@@ -50,8 +55,11 @@ def check_privileges(ctx: Context) -> list[Row]:
                     "compare the token's roles with docs/proxmox-privileges.md by hand")]
     reqs = requirements_for(ctx.tenant, ctx.pools, ctx.controllers, stand_facts(ctx))
     missing: dict[tuple[Controller, str], list[Requirement]] = {}
+    unknown: dict[tuple[Controller, str], list[Requirement]] = {}
     for req in reqs:
-        if not any(holds(ctx.inv, alt, req.privilege) for alt in req.alternatives):
+        if _unresolved(req):
+            unknown.setdefault((req.controller, req.path), []).append(req)
+        elif not any(holds(ctx.inv, alt, req.privilege) for alt in req.alternatives):
             missing.setdefault((req.controller, req.path), []).append(req)
     rows: list[Row] = []
     for controller in ctx.controllers:
@@ -64,7 +72,12 @@ def check_privileges(ctx: Context) -> list[Row]:
                             f"pveum acl modify {rs[0].alternatives[0]} --tokens '{ctx.target.token_id}' "
                             f"--roles tenantctl-{controller}; a privilege-separated token also needs the "
                             "grant on its user"))
-        if not gaps:
+        for (c, path), rs in unknown.items():
+            if c is controller:
+                rows.append(Row("privileges", f"{controller} at {path}", WARN,
+                                f"not checked: the stand does not say where {', '.join(r.privilege for r in rs)} "
+                                "would be needed", "fix the template row first, then run again"))
+        if not gaps and not any(c is controller for c, _ in unknown):
             count = sum(1 for r in reqs if r.controller is controller)
             if count:
                 rows.append(Row("privileges", str(controller), PASS, f"all {count} privileges held"))
