@@ -228,8 +228,10 @@ _SCOPE_TEXT = """\
 
 Set `proxmox.pool` on every node pool. capmox clones each worker into that resource pool, replacements
 included, so one ACL on `/pool/<pool>` follows every VM of the tenant without being granted again. Grant
-the three tokens at `/pool/<pool>` (propagate), never at `/`: a token holding `VM.Config.Disk` or
-`Datastore.Allocate` on `/` reaches every VM and every volume of the Proxmox cluster.
+the VM privileges of the three tokens at `/pool/<pool>` (propagate), never at `/`: a token holding
+`VM.Config.Disk` or `Datastore.Allocate` on `/` reaches every VM and every volume of the Proxmox
+cluster. Only `Sys.Audit` belongs on `/`, without propagation. A privilege-separated token holds what
+both it and its user are granted, so grant the user as well as the token.
 
 What that scope still leaves open:
 
