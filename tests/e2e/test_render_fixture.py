@@ -25,12 +25,13 @@ STAND = {
     "TENANTCTL_PVE_ADDRESSES": "198.51.100.10-198.51.100.20",
     "TENANTCTL_PVE_GATEWAY": "198.51.100.1",
     "TENANTCTL_PVE_DNS": "198.51.100.53",
+    "PROXMOX_TOKEN_SECRET": "not-rendered",
 }
 
 
 def test_the_shipped_fixture_renders_to_a_valid_tenant() -> None:
     text = render_fixture(SHIPPED.read_text(encoding="utf-8"), STAND)
-    assert "${" not in text
+    assert "${" not in text and STAND["PROXMOX_TOKEN_SECRET"] not in text
     tenant = parse_tenant_documents(list(yaml.safe_load_all(text)))
     tc = tenant.clusters[0]
     assert tc.spec.proxmox is not None and tc.spec.proxmox.allowed_nodes == ["pve1"]
@@ -44,12 +45,13 @@ def test_defaults_come_from_code_and_the_environment_wins() -> None:
 
 
 def test_every_unset_required_variable_is_named_at_once() -> None:
-    env = {k: v for k, v in STAND.items() if k not in ("TENANTCTL_PVE_POOL", "TENANTCTL_PVE_STORAGE")}
+    gone = ("TENANTCTL_PVE_POOL", "TENANTCTL_PVE_STORAGE", "PROXMOX_TOKEN_SECRET")
+    env = {k: v for k, v in STAND.items() if k not in gone}
     env["TENANTCTL_KUBECONFIG"] = ""
     with pytest.raises(InvalidInput) as info:
         render_fixture(SHIPPED.read_text(encoding="utf-8"), env)
     named = {p.path for p in info.value.problems}
-    assert named == {"TENANTCTL_PVE_POOL", "TENANTCTL_PVE_STORAGE", "TENANTCTL_KUBECONFIG"}
+    assert named == {*gone, "TENANTCTL_KUBECONFIG"}
 
 
 def test_the_required_set_is_the_stand_not_an_address() -> None:
@@ -64,8 +66,9 @@ def test_the_required_set_is_the_stand_not_an_address() -> None:
         ("pool: ${TENANTCTL_PVE_POOL:-stand}", "shell defaults are not expanded"),
         ("pool: ${COZY_PVE_POOL}", "not a stand variable"),
         ("pool: $TENANTCTL_PVE_POOL", "write ${NAME}"),
+        ("secret: ${PROXMOX_TOKEN_SECRET}", "a secret never goes into a fixture"),
     ],
-    ids=["shell default", "unknown variable", "bare dollar form"],
+    ids=["shell default", "unknown variable", "bare dollar form", "the token secret"],
 )
 def test_a_placeholder_that_would_be_left_is_refused(line: str, message: str) -> None:
     with pytest.raises(InvalidInput) as info:
@@ -81,7 +84,7 @@ def test_a_value_that_brings_a_placeholder_is_refused() -> None:
 
 
 def test_cli_renders_and_refuses_with_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in REQUIRED:
+    for name in (*REQUIRED, "PROXMOX_TOKEN_SECRET"):
         monkeypatch.delenv(name, raising=False)
     runner = CliRunner()
     ok = runner.invoke(app, ["e2e", "render-fixture", str(SHIPPED), "-o", str(tmp_path / "out.yaml")], env=STAND)

@@ -63,6 +63,7 @@ STAND = {
     "TENANTCTL_PVE_TOKEN_ID": TOKEN_ID, "TENANTCTL_PVE_NODE": "pve1", "TENANTCTL_PVE_STORAGE": "tenant-zfs",
     "TENANTCTL_PVE_POOL": "stand-e2e", "TENANTCTL_PVE_ADDRESSES": "192.0.2.100-192.0.2.110",
     "TENANTCTL_PVE_GATEWAY": "192.0.2.1", "TENANTCTL_PVE_DNS": "192.0.2.53", "TENANTCTL_WORKERS": "2",
+    "PROXMOX_TOKEN_SECRET": SECRET,
 }
 RESOURCES: dict[str, tuple[str, bool]] = {
     "tenantctl.io/v1alpha1/tenantclusters": ("TenantCluster", True),

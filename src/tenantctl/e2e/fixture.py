@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from tenantctl.documents import load_documents
 from tenantctl.problems import InvalidInput, Problems
 
-__all__ = ["STAND_VARIABLES", "StandVariable", "render_fixture", "stand_values"]
+__all__ = ["STAND_SECRETS", "STAND_VARIABLES", "StandVariable", "render_fixture", "stand_values"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,11 @@ STAND_VARIABLES: tuple[StandVariable, ...] = (
     StandVariable("TENANTCTL_TALOS_VERSION", "Talos version of the template", "v1.13.6"),
 )
 
+# Required of the stand like the variables above, but never rendered into a fixture.
+STAND_SECRETS: tuple[StandVariable, ...] = (
+    StandVariable("PROXMOX_TOKEN_SECRET", "secret of TENANTCTL_PVE_TOKEN_ID, read by `e2e run` from the environment"),
+)
+
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _BARE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*")
 _KNOWN = {v.name: v for v in STAND_VARIABLES}
@@ -64,6 +69,9 @@ def stand_values(env: Mapping[str, str]) -> dict[str, str]:
     """
     problems = Problems()
     values: dict[str, str] = {}
+    for secret in STAND_SECRETS:
+        if not env.get(secret.name):
+            problems.error(secret.name, f"required stand secret is unset ({secret.meaning})")
     for var in STAND_VARIABLES:
         value = env.get(var.name, "")
         if value:
@@ -82,7 +90,10 @@ def render_fixture(template: str, env: Mapping[str, str], source: str = "<templa
     for lineno, line in enumerate(template.splitlines(), 1):
         for match in _PLACEHOLDER.finditer(line):
             inner = match.group(1)
-            if inner not in _KNOWN:
+            if inner in {s.name for s in STAND_SECRETS}:
+                problems.error(f"{source}:{lineno}", f"{match.group(0)}: a secret never goes into a fixture; "
+                               "name the Secret that holds it instead")
+            elif inner not in _KNOWN:
                 hint = (
                     "shell defaults are not expanded; defaults live in tenantctl.e2e.fixture.STAND_VARIABLES"
                     if ":" in inner or "-" in inner
