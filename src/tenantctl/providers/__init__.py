@@ -1,0 +1,7 @@
+"""Cluster API provider packages installed through cluster-api-operator, and their vendoring.
+
+Layers, low to high: catalogue and patches (data) → platform and bundles (what a user asks for) →
+contract, build, check, render, plan (pure decisions over bytes and dicts) → download, vendoring
+(the network and the disk) → commands (the CLI). `commands.register` is the only entry point the
+root CLI uses; everything else is imported lazily by the commands.
+"""
