@@ -108,6 +108,10 @@ FAULTS: dict[str, Fault] = {
         advice="remove it from spec.proxmox.ipv4Config.addresses"),
     "IP reported by a guest agent": Fault(
         stand=_ip_in_use, check="ipam", seen="192.0.2.121 in ipv4Config.addresses is already used by VM 302"),
+    "IP set on a container": Fault(
+        stand=lambda pve: pve.add_ct(401, "legacy-ct", node="pve1",
+                                     config={"net0": "name=eth0,bridge=vmbr0,ip=192.0.2.130/24,gw=192.0.2.1"}),
+        check="ipam", seen="192.0.2.130 in ipv4Config.addresses is already used by CT 401 'legacy-ct'"),
     "offline node": Fault(
         stand=lambda pve: pve.set_node_offline("pve2"), check="nodes", seen="node 'pve2' is offline",
         advice="bring the node back"),

@@ -60,8 +60,13 @@ def relevant_nodes(tc: TenantCluster, pools: Iterable[NodePool]) -> list[str]:
 
 
 def config_ips(config: dict[str, Any]) -> list[str]:
-    """IPv4 addresses a VM's cloud-init `ipconfigN` entries assign."""
-    return [m.group(1) for k, v in config.items() if k.startswith("ipconfig") for m in _IPCONFIG.finditer(str(v))]
+    """IPv4 addresses a guest's config assigns: a VM's cloud-init `ipconfigN`, a container's `netN`."""
+    return [
+        m.group(1)
+        for k, v in config.items()
+        if k.startswith(("ipconfig", "net"))
+        for m in _IPCONFIG.finditer(str(v))
+    ]
 
 
 def agent_enabled(config: Mapping[str, Any]) -> bool:
@@ -98,14 +103,14 @@ def collect(api: Api, tc: TenantCluster, pools: Iterable[NodePool]) -> Inventory
         inv.node_storages[node] = {s["storage"]: s for s in stores}
         inv.networks[node] = list(_read(api, inv, f"network on {node}", f"/nodes/{node}/network") or [])
     for vm in inv.vms:
-        node, vmid = str(vm.get("node")), int(vm["vmid"])
+        node, vmid, kind = str(vm.get("node")), int(vm["vmid"]), str(vm.get("type", "qemu"))
         if inv.nodes.get(node) != "online":
             continue
-        config = _read(api, inv, f"config of VM {vmid}", f"/nodes/{node}/qemu/{vmid}/config")
+        config = _read(api, inv, f"config of VM {vmid}", f"/nodes/{node}/{kind}/{vmid}/config")
         if config is None:
             continue
         inv.configs[vmid] = config
-        if vm.get("status") == "running" and agent_enabled(config):
+        if kind == "qemu" and vm.get("status") == "running" and agent_enabled(config):
             answer = _read(
                 api, inv, f"guest agent of VM {vmid}", f"/nodes/{node}/qemu/{vmid}/agent/network-get-interfaces"
             )

@@ -75,8 +75,9 @@ def _used_addresses(inv: Inventory) -> dict[str, list[str]]:
     used: dict[str, list[str]] = {}
     for vm in inv.vms:
         vmid = int(vm["vmid"])
+        kind = "CT" if vm.get("type") == "lxc" else "VM"
         for ip in {*config_ips(inv.configs.get(vmid, {})), *inv.agent_ips.get(vmid, [])}:
-            used.setdefault(ip, []).append(f"VM {vmid} {vm.get('name', '')!r} on {vm.get('node')}")
+            used.setdefault(ip, []).append(f"{kind} {vmid} {vm.get('name', '')!r} on {vm.get('node')}")
     return used
 
 
