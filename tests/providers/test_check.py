@@ -72,6 +72,7 @@ def test_yaml_edited_without_the_blob_is_red(cli: Cli, vendored_platform: Path) 
     assert f"{blob_path}: core: decompresses to sha256 {sha256(original)}" in err
     assert f"but {yaml_path} is sha256 {sha256(original + b'# reviewed and tweaked' + bytes([10]))}" in err
     assert "the cluster runs the blob, not the YAML" in err
+    assert f"the YAML has 1 line(s) more after line {len(original.splitlines())}" in err
 
 
 def test_a_yaml_edit_that_changes_a_line_names_it(cli: Cli, vendored_platform: Path) -> None:
@@ -154,6 +155,12 @@ def test_patch_missing_from_the_blob_is_red(cli: Cli, vendored_platform: Path) -
     err = errors(check(cli, vendored_platform))
     assert (f"core: declared patch missing from the blob: {core.patches[0].id}: Deployment/capi-controller-manager "
             ".spec.template.spec.containers[name=manager].startupProbe") in err
+
+
+def test_a_blob_missing_the_last_lines_of_the_yaml_says_so(cli: Cli, vendored_platform: Path) -> None:
+    yaml_bytes = vendored(vendored_platform, "core", "components.yaml").read_bytes()
+    vendored(vendored_platform, "core", "components.yaml.gz").write_bytes(compress(yaml_bytes.rsplit(b"\n", 3)[0]))
+    assert "the YAML has 2 line(s) more after line" in errors(check(cli, vendored_platform))
 
 
 def test_patch_in_the_yaml_but_not_in_the_blob_is_red(cli: Cli, vendored_platform: Path) -> None:

@@ -32,11 +32,14 @@ __all__ = ["MAX_CONFIGMAP_BYTES", "check_package", "check_rendered", "check_vend
 MAX_CONFIGMAP_BYTES = 1024 * 1024
 
 
-def _first_difference(a: bytes, b: bytes) -> str:
-    for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False), start=1):
+def _first_difference(blob: bytes, yaml_bytes: bytes) -> str:
+    blob_lines, yaml_lines = blob.splitlines(), yaml_bytes.splitlines()
+    for i, (x, y) in enumerate(zip(blob_lines, yaml_lines, strict=False), start=1):
         if x != y:
             return f"first difference at line {i}"
-    return f"one is a prefix of the other ({len(a.splitlines())} vs {len(b.splitlines())} lines)"
+    longer = "YAML" if len(blob_lines) < len(yaml_lines) else "blob"
+    extra = abs(len(blob_lines) - len(yaml_lines))
+    return f"the {longer} has {extra} line(s) more after line {min(len(blob_lines), len(yaml_lines))}"
 
 
 def _read(path: Path, problems: list[Problem], name: str) -> bytes | None:
