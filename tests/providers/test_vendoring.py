@@ -286,3 +286,16 @@ def test_fetch_checks_the_contract_of_what_it_downloads(
     assert result.exit_code == 2
     assert "infrastructure-proxmox v0.9.0 declares contract v1beta2" in result.stderr.replace("\n", "")
     assert not (platform.parent / "vendor").exists()
+
+
+def test_warnings_go_to_stderr_and_the_report_to_stdout(
+    cli: Cli, write_platform: Callable[..., Path], upstream: Upstream
+) -> None:
+    platform = write_platform({"bundles": {"enabledPackages": ["ipam-in-cluster"],
+                                           "disabledPackages": ["ipam-in-cluster"]}})
+    for verb in ("lock", "fetch"):
+        result = cli("vendor", verb, "-f", platform, "core", "--mirror", upstream.mirror)
+        assert result.exit_code == 0, result.stderr
+        assert "disabledPackages wins" in result.stderr
+        assert "disabledPackages wins" not in result.stdout
+        assert result.stdout.startswith("core v1.10.1: ")

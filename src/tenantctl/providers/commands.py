@@ -141,10 +141,11 @@ def lock_command(
     ws = open_workspace(file)
     get = Downloader(mirror)
     try:
-        for line in lock(ws, packages or [], get):
-            print(line)
+        report, problems = lock(ws, packages or [], get)
     finally:
         get.close()
+    print("\n".join(report))
+    _show_warnings(problems)
 
 
 @vendor_app.command("fetch")
@@ -162,10 +163,11 @@ def fetch_command(
     ws = open_workspace(file)
     get = Downloader(mirror)
     try:
-        for line in fetch(ws, packages or [], get):
-            print(line)
+        report, problems = fetch(ws, packages or [], get)
     finally:
         get.close()
+    print("\n".join(report))
+    _show_warnings(problems)
 
 
 @vendor_app.command("check")

@@ -86,9 +86,9 @@ def _check_contracts(ws: Workspace, downloaded: Sequence[_Downloaded], problems:
     problems.extend(check_contracts(source(core), others))
 
 
-def lock(ws: Workspace, names: Sequence[str], get: Downloader) -> list[str]:
-    """Pin the targets' current versions; returns the report lines, writes the lock only when clean."""
-    problems = Problems()
+def lock(ws: Workspace, names: Sequence[str], get: Downloader) -> tuple[list[str], Problems]:
+    """Pin the targets' current versions; returns the report and warnings, writes the lock only when clean."""
+    problems = Problems(ws.warnings)
     report: list[str] = []
     new_lock: Lock = ws.lock
     downloaded: list[_Downloaded] = []
@@ -114,7 +114,7 @@ def lock(ws: Workspace, names: Sequence[str], get: Downloader) -> list[str]:
         raise InvalidInput(problems)
     if new_lock != ws.lock:
         write_lock(ws.layout.lock, new_lock)
-    return report + [str(w) for w in problems.warnings]
+    return report, problems
 
 
 def _entry(d: _Downloaded, urls: tuple[str, str]) -> LockedPackage:
@@ -167,9 +167,9 @@ def _sha(p: LockedPatch | None) -> str:
     return p.sha256 if p else "(none)"
 
 
-def fetch(ws: Workspace, names: Sequence[str], get: Downloader) -> list[str]:
+def fetch(ws: Workspace, names: Sequence[str], get: Downloader) -> tuple[list[str], Problems]:
     """Download, verify against the lock, patch and write the vendored files of every target."""
-    problems = Problems()
+    problems = Problems(ws.warnings)
     ready: list[_Downloaded] = []
     for package in ws.targets(names):
         entry = _pinned_entry(ws, package, problems)
@@ -195,9 +195,7 @@ def fetch(ws: Workspace, names: Sequence[str], get: Downloader) -> list[str]:
         _write_package(ws.layout.package(d.package.name), {
             COMPONENTS: d.built.components, BLOB: d.built.blob, METADATA: d.metadata,
         })
-    return [f"{d.package.name} {d.version}: vendored into {ws.layout.package(d.package.name)}" for d in ready] + [
-        str(w) for w in problems.warnings
-    ]
+    return [f"{d.package.name} {d.version}: vendored into {ws.layout.package(d.package.name)}" for d in ready], problems
 
 
 def _write_package(directory: Path, files: dict[str, bytes]) -> None:
