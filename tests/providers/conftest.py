@@ -18,7 +18,7 @@ from pytest_httpserver import HTTPServer
 from typer.testing import CliRunner
 from werkzeug import Request, Response
 
-from providers.support import PROXMOX_ON, Cli, Upstream, platform_document
+from providers.support import PROXMOX_ON, Cli, Upstream, load_all, platform_document
 from tenantctl.providers.catalogue import load_catalogue
 
 
@@ -96,3 +96,18 @@ def cli() -> Iterator[Cli]:
     yield Cli(CliRunner())
 
 
+
+
+@pytest.fixture(scope="session")
+def rendered_template(vendored_template: Path) -> str:
+    """`providers render --components` of the session's vendored platform, rendered once."""
+    result = Cli(CliRunner())("providers", "render", "-f", vendored_template,
+                              "--components", vendored_template.parent / "vendor")
+    assert result.exit_code == 0, result.stderr
+    return str(result.stdout)
+
+
+@pytest.fixture
+def rendered(rendered_template: str) -> list[dict[str, Any]]:
+    """A private parse of that render, for a test to read or damage."""
+    return load_all(rendered_template)

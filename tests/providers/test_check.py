@@ -36,11 +36,10 @@ def vendored(platform: Path, package: str, name: str) -> Path:
     return platform.parent / "vendor" / package / name
 
 
-def render_to(cli: Cli, platform: Path, path: Path) -> list[dict[str, Any]]:
-    result = cli("providers", "render", "-f", platform, "--components", platform.parent / "vendor")
-    assert result.exit_code == 0, result.stderr
-    path.write_text(result.stdout)
-    return load_all(result.stdout)
+def render_to(rendered_template: str, path: Path) -> list[dict[str, Any]]:
+    """The session's render (same vendored files as each test's copy), committed to `path`."""
+    path.write_text(rendered_template)
+    return load_all(rendered_template)
 
 
 def write_docs(path: Path, docs: list[dict[str, Any]]) -> None:
@@ -57,8 +56,10 @@ def test_a_clean_tree_is_green(cli: Cli, vendored_platform: Path) -> None:
     assert result.stdout.startswith("vendor check: 6 package(s) match")
 
 
-def test_a_clean_tree_and_its_committed_render_are_green(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    render_to(cli, vendored_platform, tmp_path / "providers.yaml")
+def test_a_clean_tree_and_its_committed_render_are_green(
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    render_to(rendered_template, tmp_path / "providers.yaml")
     result = check(cli, vendored_platform, tmp_path / "providers.yaml")
     assert result.exit_code == 0, result.stderr
 
@@ -111,9 +112,9 @@ def test_version_bumped_alone_in_the_lock_is_red(cli: Cli, vendored_platform: Pa
 
 
 def test_spec_version_bumped_alone_in_a_committed_render_is_red(
-    cli: Cli, vendored_platform: Path, tmp_path: Path
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
 ) -> None:
-    docs = render_to(cli, vendored_platform, tmp_path / "providers.yaml")
+    docs = render_to(rendered_template, tmp_path / "providers.yaml")
     find(docs, "InfrastructureProvider", "proxmox")["spec"]["version"] = "v0.7.8"
     write_docs(tmp_path / "providers.yaml", docs)
     err = errors(check(cli, vendored_platform, tmp_path / "providers.yaml"))
@@ -123,8 +124,10 @@ def test_spec_version_bumped_alone_in_a_committed_render_is_red(
     assert "provider.cluster.x-k8s.io/version=v0.7.7 but" in err
 
 
-def test_configmap_renamed_without_spec_version_is_red(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    docs = render_to(cli, vendored_platform, tmp_path / "providers.yaml")
+def test_configmap_renamed_without_spec_version_is_red(
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    docs = render_to(rendered_template, tmp_path / "providers.yaml")
     cm = find(docs, "ConfigMap", "infrastructure-proxmox-v0.7.7")
     cm["metadata"]["name"] = "infrastructure-proxmox-v0.7.8"
     cm["metadata"]["labels"]["provider.cluster.x-k8s.io/version"] = "v0.7.8"
@@ -138,8 +141,10 @@ def test_configmap_renamed_without_spec_version_is_red(cli: Cli, vendored_platfo
     assert ".spec.fetchConfig.selector: matches no ConfigMap" in err
 
 
-def test_configmap_renamed_with_its_label_left_is_red(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    docs = render_to(cli, vendored_platform, tmp_path / "providers.yaml")
+def test_configmap_renamed_with_its_label_left_is_red(
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    docs = render_to(rendered_template, tmp_path / "providers.yaml")
     find(docs, "ConfigMap", "core-cluster-api-v1.10.1")["metadata"]["name"] = "core-cluster-api-v1.10.2"
     write_docs(tmp_path / "providers.yaml", docs)
     err = errors(check(cli, vendored_platform, tmp_path / "providers.yaml"))
@@ -229,8 +234,10 @@ def test_a_pinned_package_that_is_not_enabled_is_a_warning(cli: Cli, vendored_pl
     assert "packages.infrastructure-proxmox: infrastructure-proxmox is pinned but not enabled" in result.stderr
 
 
-def test_a_render_shipping_the_yaml_twice_is_red(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    docs = render_to(cli, vendored_platform, tmp_path / "providers.yaml")
+def test_a_render_shipping_the_yaml_twice_is_red(
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    docs = render_to(rendered_template, tmp_path / "providers.yaml")
     cm = find(docs, "ConfigMap", "core-cluster-api-v1.10.1")
     cm["data"]["components"] = vendored(vendored_platform, "core", "components.yaml").read_text()
     write_docs(tmp_path / "providers.yaml", docs)
@@ -238,16 +245,20 @@ def test_a_render_shipping_the_yaml_twice_is_red(cli: Cli, vendored_platform: Pa
     assert "core-cluster-api-v1.10.1.data.components: the readable YAML ships here as well as the blob" in err
 
 
-def test_a_render_without_the_compressed_annotation_is_red(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    docs = render_to(cli, vendored_platform, tmp_path / "providers.yaml")
+def test_a_render_without_the_compressed_annotation_is_red(
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    docs = render_to(rendered_template, tmp_path / "providers.yaml")
     del find(docs, "ConfigMap", "core-cluster-api-v1.10.1")["metadata"]["annotations"]
     write_docs(tmp_path / "providers.yaml", docs)
     err = errors(check(cli, vendored_platform, tmp_path / "providers.yaml"))
     assert 'provider.cluster.x-k8s.io/compressed must be "true"' in err
 
 
-def test_a_render_carrying_other_components_is_red(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    docs = render_to(cli, vendored_platform, tmp_path / "providers.yaml")
+def test_a_render_carrying_other_components_is_red(
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    docs = render_to(rendered_template, tmp_path / "providers.yaml")
     find(docs, "ConfigMap", "core-cluster-api-v1.10.1")["binaryData"]["components"] = base64.b64encode(
         compress(b"kind: Namespace\n")).decode()
     find(docs, "ConfigMap", "ipam-in-cluster-v1.0.3")["data"]["metadata"] = "releaseSeries: []\n"
@@ -257,8 +268,10 @@ def test_a_render_carrying_other_components_is_red(cli: Cli, vendored_platform: 
     assert "ipam-in-cluster-v1.0.3.data.metadata: differs from" in err
 
 
-def test_a_render_with_undecodable_components_is_red(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    docs = render_to(cli, vendored_platform, tmp_path / "providers.yaml")
+def test_a_render_with_undecodable_components_is_red(
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    docs = render_to(rendered_template, tmp_path / "providers.yaml")
     find(docs, "ConfigMap", "core-cluster-api-v1.10.1")["binaryData"]["components"] = "not base64!"
     write_docs(tmp_path / "providers.yaml", docs)
     err = errors(check(cli, vendored_platform, tmp_path / "providers.yaml"))

@@ -35,15 +35,19 @@ def find(docs: list[dict[str, Any]], kind: str, name: str) -> dict[str, Any]:
     return next(d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name)
 
 
-def test_the_same_render_changes_nothing(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    result = run_plan(cli, vendored_platform, render(cli, vendored_platform), tmp_path)
+def test_the_same_render_changes_nothing(
+    rendered: list[dict[str, Any]], cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    result = run_plan(cli, vendored_platform, rendered, tmp_path)
     assert result.exit_code == 0, result.stderr
     assert f"{PROXMOX}: unchanged" in result.stdout.splitlines()
     assert result.stdout.count(": unchanged\n") == 6
 
 
-def test_new_components_under_the_same_version_are_refused(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    previous = render(cli, vendored_platform)
+def test_new_components_under_the_same_version_are_refused(
+    rendered: list[dict[str, Any]], cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    previous = rendered
     cm = find(previous, "ConfigMap", "core-cluster-api-v1.10.1")
     cm["binaryData"]["components"] = base64.b64encode(compress(b"kind: Namespace\n")).decode()
     result = run_plan(cli, vendored_platform, previous, tmp_path)
@@ -56,16 +60,20 @@ def test_new_components_under_the_same_version_are_refused(cli: Cli, vendored_pl
     assert "operator.cluster.x-k8s.io/applied-spec-hash" in err
 
 
-def test_new_metadata_under_the_same_version_is_refused(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    previous = render(cli, vendored_platform)
+def test_new_metadata_under_the_same_version_is_refused(
+    rendered: list[dict[str, Any]], cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    previous = rendered
     find(previous, "ConfigMap", "ipam-in-cluster-v1.0.3")["data"]["metadata"] += "# older\n"
     result = run_plan(cli, vendored_platform, previous, tmp_path)
     assert result.exit_code == 2
     assert "IPAMProvider/capi-ipam-in-cluster-system/in-cluster: silently ignored — metadata changed" in result.stdout
 
 
-def test_a_version_bump_is_applied(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    previous = render(cli, vendored_platform)
+def test_a_version_bump_is_applied(
+    rendered: list[dict[str, Any]], cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    previous = rendered
     provider = find(previous, "InfrastructureProvider", "proxmox")
     provider["spec"]["version"] = "v0.7.6"
     provider["spec"]["fetchConfig"]["selector"]["matchLabels"]["provider.cluster.x-k8s.io/version"] = "v0.7.6"
@@ -78,17 +86,19 @@ def test_a_version_bump_is_applied(cli: Cli, vendored_platform: Path, tmp_path: 
     assert f"{PROXMOX}: re-applied — spec.version v0.7.6 → v0.7.7; spec.fetchConfig" in result.stdout
 
 
-def test_another_spec_change_is_applied(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    previous = render(cli, vendored_platform)
+def test_another_spec_change_is_applied(
+    rendered: list[dict[str, Any]], cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    previous = rendered
     find(previous, "CoreProvider", "cluster-api")["spec"]["deployment"]["containers"][0]["resources"] = {}
     result = run_plan(cli, vendored_platform, previous, tmp_path)
     assert "CoreProvider/capi-system/cluster-api: re-applied — spec.deployment" in result.stdout
 
 
-def test_new_providers_are_installed_and_dropped_ones_named(
+def test_new_providers_are_installed_and_dropped_ones_named(rendered: list[dict[str, Any]],
     cli: Cli, vendored_platform: Path, tmp_path: Path
 ) -> None:
-    previous = render(cli, vendored_platform)
+    previous = rendered
     current_kamaji = find(previous, "ControlPlaneProvider", "kamaji")
     previous.remove(find(previous, "IPAMProvider", "in-cluster"))
     gone = copy.deepcopy(current_kamaji)
@@ -108,19 +118,19 @@ def test_a_planning_render_cannot_be_compared(cli: Cli, vendored_platform: Path,
     assert "components not compared; render both with --components" in result.stderr
 
 
-def test_this_render_in_planning_mode_cannot_be_compared(
+def test_this_render_in_planning_mode_cannot_be_compared(rendered: list[dict[str, Any]],
     cli: Cli, vendored_platform: Path, tmp_path: Path
 ) -> None:
     path = tmp_path / "previous.yaml"
-    path.write_text(yaml.safe_dump_all(render(cli, vendored_platform), sort_keys=False))
+    path.write_text(yaml.safe_dump_all(rendered, sort_keys=False))
     result = cli("providers", "plan", "-f", vendored_platform, "--previous", path)
     assert f"{PROXMOX}: unchanged spec — components not compared: this render has no ConfigMap" in result.stdout
 
 
-def test_an_uncompressed_configmap_is_compared_by_content(
+def test_an_uncompressed_configmap_is_compared_by_content(rendered: list[dict[str, Any]],
     cli: Cli, vendored_platform: Path, write_platform: Callable[..., Path]
 ) -> None:
-    current = render(cli, vendored_platform)
+    current = rendered
     previous = copy.deepcopy(current)
     cm = find(previous, "ConfigMap", "core-cluster-api-v1.10.1")
     del cm["binaryData"]
@@ -131,6 +141,8 @@ def test_an_uncompressed_configmap_is_compared_by_content(
     assert not problems.errors
 
 
-def test_the_secret_data_blind_spot_is_stated(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
-    result = run_plan(cli, vendored_platform, render(cli, vendored_platform), tmp_path)
+def test_the_secret_data_blind_spot_is_stated(
+    rendered: list[dict[str, Any]], cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    result = run_plan(cli, vendored_platform, rendered, tmp_path)
     assert "config Secret data also re-applies it; tenantctl does not see that data" in result.stdout

@@ -36,10 +36,6 @@ def render(cli: Cli, platform: Path, *extra: str | Path) -> Result:
     return cli("providers", "render", "-f", platform, *extra)
 
 
-def with_components(cli: Cli, platform: Path) -> list[dict[str, Any]]:
-    return objects(render(cli, platform, "--components", platform.parent / "vendor"))
-
-
 def providers_of(docs: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(d["kind"], d["metadata"]["name"]): d for d in docs if d["apiVersion"].startswith("operator.")}
 
@@ -60,9 +56,9 @@ def operator_reads(provider: dict[str, Any], docs: list[dict[str, Any]]) -> tupl
 
 
 def test_enabling_proxmox_yields_both_providers_their_configmaps_and_the_config_secret(
-    cli: Cli, vendored_platform: Path
+    rendered: list[dict[str, Any]], vendored_template: Path
 ) -> None:
-    docs = with_components(cli, vendored_platform)
+    docs = rendered
     providers = providers_of(docs)
     assert set(providers) == set(PROVIDERS)
     proxmox = providers[("InfrastructureProvider", "proxmox")]
@@ -72,17 +68,17 @@ def test_enabling_proxmox_yields_both_providers_their_configmaps_and_the_config_
         version, components, metadata = operator_reads(provider, docs)
         assert version == provider["spec"]["version"]
         package = provider["metadata"]["labels"]["tenantctl.io/package"]
-        vendor = vendored_platform.parent / "vendor" / package
+        vendor = vendored_template.parent / "vendor" / package
         assert components == (vendor / "components.yaml").read_bytes()
         assert metadata == (vendor / "metadata.yaml").read_text()
 
 
 @pytest.mark.parametrize(("key", "expected"), sorted(PROVIDERS.items()))
 def test_each_provider_object(
-    cli: Cli, vendored_platform: Path, key: tuple[str, str], expected: tuple[str, str, str]
+    rendered: list[dict[str, Any]], key: tuple[str, str], expected: tuple[str, str, str]
 ) -> None:
     namespace, version, container = expected
-    provider = providers_of(with_components(cli, vendored_platform))[key]
+    provider = providers_of(rendered)[key]
     assert provider["apiVersion"] == "operator.cluster.x-k8s.io/v1alpha2"
     assert provider["metadata"]["namespace"] == namespace
     assert provider["spec"]["version"] == version
@@ -91,40 +87,42 @@ def test_each_provider_object(
     assert set(manager["resources"]) == {"requests"}
 
 
-def test_configmaps_are_named_and_labelled_as_capi_operator_names_its_own(cli: Cli, vendored_platform: Path) -> None:
-    docs = with_components(cli, vendored_platform)
+def test_configmaps_are_named_and_labelled_as_capi_operator_names_its_own(rendered: list[dict[str, Any]]) -> None:
+    docs = rendered
     cm = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["namespace"] == "capmox-system")
     assert cm["metadata"]["name"] == "infrastructure-proxmox-v0.7.7"
     labels = cm["metadata"]["labels"]
     assert (labels[NAME_LABEL], labels[TYPE_LABEL], labels[VERSION_LABEL]) == ("proxmox", "infrastructure", "v0.7.7")
 
 
-def test_the_blob_ships_and_the_yaml_does_not(cli: Cli, vendored_platform: Path) -> None:
-    for cm in (d for d in with_components(cli, vendored_platform) if d["kind"] == "ConfigMap"):
+def test_the_blob_ships_and_the_yaml_does_not(rendered: list[dict[str, Any]], vendored_template: Path) -> None:
+    for cm in (d for d in rendered if d["kind"] == "ConfigMap"):
         assert set(cm["data"]) == {"metadata"}
         assert set(cm["binaryData"]) == {"components"}
-        blob = (vendored_platform.parent / "vendor" / cm["metadata"]["labels"]["tenantctl.io/package"] /
+        blob = (vendored_template.parent / "vendor" / cm["metadata"]["labels"]["tenantctl.io/package"] /
                 "components.yaml.gz").read_bytes()
         assert base64.b64decode(cm["binaryData"]["components"]) == blob
 
 
-def test_every_namespace_comes_before_what_lives_in_it(cli: Cli, vendored_platform: Path) -> None:
+def test_every_namespace_comes_before_what_lives_in_it(rendered: list[dict[str, Any]]) -> None:
     seen: set[str] = set()
-    for doc in with_components(cli, vendored_platform):
+    for doc in rendered:
         if doc["kind"] == "Namespace":
             seen.add(doc["metadata"]["name"])
         else:
             assert doc["metadata"]["namespace"] in seen
 
 
-def test_each_configmap_comes_before_its_provider(cli: Cli, vendored_platform: Path) -> None:
-    kinds = [d["kind"] for d in with_components(cli, vendored_platform)]
+def test_each_configmap_comes_before_its_provider(rendered: list[dict[str, Any]]) -> None:
+    kinds = [d["kind"] for d in rendered]
     assert kinds[:3] == ["Namespace", "ConfigMap", "CoreProvider"]
 
 
-def test_planning_mode_is_the_same_without_configmaps(cli: Cli, vendored_platform: Path) -> None:
-    full = with_components(cli, vendored_platform)
-    result = render(cli, vendored_platform)
+def test_planning_mode_is_the_same_without_configmaps(
+    cli: Cli, rendered: list[dict[str, Any]], vendored_template: Path
+) -> None:
+    full = rendered
+    result = render(cli, vendored_template)
     assert [d for d in full if d["kind"] != "ConfigMap"] == objects(result)
     assert "warning: --components: not given: ConfigMaps left out (planning mode)" in result.stderr
 
@@ -232,11 +230,11 @@ def test_the_token_secret_never_reaches_a_render(cli: Cli, vendored_platform: Pa
 
 
 def test_rendered_providers_are_valid_against_the_operator_crds(
-    cli: Cli, vendored_platform: Path, request: pytest.FixtureRequest
+    rendered: list[dict[str, Any]], request: pytest.FixtureRequest
 ) -> None:
     pytest.importorskip("tenantctl.validate", reason="tenantctl.validate has not landed yet")
     assert_valid = request.getfixturevalue("assert_valid")
-    assert_valid(with_components(cli, vendored_platform))
+    assert_valid(rendered)
 
 
 def test_every_render_refusal_exits_2_without_a_traceback(cli: Cli, write_platform: Callable[..., Path]) -> None:
@@ -247,10 +245,10 @@ def test_every_render_refusal_exits_2_without_a_traceback(cli: Cli, write_platfo
     assert len([line for line in result.stderr.splitlines() if line.startswith("Platform/")]) == 2
 
 
-def test_the_crd_judge_is_live_for_provider_objects(cli: Cli, vendored_platform: Path, shared: Path) -> None:
+def test_the_crd_judge_is_live_for_provider_objects(rendered: list[dict[str, Any]], shared: Path) -> None:
     """Control for the test above: the same objects with both url and selector break the CRD's CEL rule."""
     validate = pytest.importorskip("tenantctl.validate", reason="tenantctl.validate has not landed yet")
-    docs = with_components(cli, vendored_platform)
+    docs = rendered
     providers_of(docs)[("InfrastructureProvider", "proxmox")]["spec"]["fetchConfig"]["url"] = "https://example.invalid"
     problems = validate.validate_objects(docs, validate.SchemaCatalog.from_dirs([shared / "crds"]))
     assert any("one and only one of {oci, url, selector}" in str(p) for p in problems), problems
