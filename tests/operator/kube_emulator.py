@@ -124,6 +124,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     csi_running: bool = True
     pv_release_delay: float = 3.0
     served: int = attrs.field(default=0, init=False)
+    received: int = attrs.field(default=0, init=False)
+    _index: dict[str, dict[tuple[str | None, str], None]] = attrs.field(factory=dict, init=False)
     _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     _pending: set[asyncio.Task[None]] = attrs.field(factory=set, init=False)
 
@@ -137,14 +139,17 @@ class KubeEmulator(kmock.KubernetesEmulator):
         meta.setdefault("generation", 1)
         meta["resourceVersion"] = str(next(self._rv))
         meta.setdefault("creationTimestamp", _now())
-        self.objects[plural, meta.get("namespace"), meta["name"]] = body
+        self._store(plural, meta.get("namespace"), meta["name"], body)
 
-    def get(self, plural: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+    def get(self, plural: str, namespace: str | None, name: str, *, copied: bool = True) -> dict[str, Any] | None:
+        """The live object (a copy unless the caller only serialises it right away)."""
         try:
             obj = self.objects[plural, namespace, name]
         except KeyError:
             return None
-        return None if obj.deleted else copy.deepcopy(obj.raw)
+        if obj.deleted:
+            return None
+        return copy.deepcopy(obj.raw) if copied else obj.raw
 
     def live(self, plural: str) -> list[dict[str, Any]]:
         return [copy.deepcopy(o.raw) for (r, _, _), o in self.objects.items() if r.plural == plural and not o.deleted]
@@ -164,6 +169,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
     # -- request handling ------------------------------------------------------------------------
 
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        self.received += 1
         fault = next((f for f in self.faults if f.matches(request)), None)
         if fault is not None:
             fault.times -= 1
@@ -194,7 +200,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         if request.action == kmock.action.LIST:
             return await self._serve_list(request), 200
         if request.action == kmock.action.FETCH:
-            found = self.get(plural, request.namespace, request.name or "")
+            found = self.get(plural, request.namespace, request.name or "", copied=False)
             if found is None:
                 raise KubernetesObjectNotFoundError()
             return found, 200
@@ -230,7 +236,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
             raise kmock.KubernetesError(status=409, reason="AlreadyExists", message=f"{meta['name']} already exists")
         meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=_now())
         meta["resourceVersion"] = str(next(self._rv))
-        self.objects[plural, meta.get("namespace"), meta["name"]] = body
+        self._store(plural, meta.get("namespace"), meta["name"], body)
         self._note("create", request, meta.get("namespace"), meta["name"])
         await self._publish(request, "ADDED", body)
         return body
@@ -298,7 +304,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 meta = body.setdefault("metadata", {})
                 meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=_now())
                 meta["resourceVersion"] = str(next(self._rv))
-                self.objects[key] = body
+                self._store(*key, body)
                 event, verb, status = "ADDED", "apply-create", 201
             else:
                 body = self._merged(current, applied)
@@ -339,14 +345,24 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 body[k] = v
         return body
 
+    def _store(self, plural: str, namespace: str | None, name: str, body: dict[str, Any]) -> None:
+        self.objects[plural, namespace, name] = body
+        self._index.setdefault(plural, {})[namespace, name] = None
+
     async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
-        payload = await super()._serve_list(request)
-        expr = request.params.get("labelSelector")
-        if expr and isinstance(payload, dict):
-            payload["items"] = [
-                i for i in payload["items"] if _matches_selector(i.get("metadata", {}).get("labels") or {}, expr)
-            ]
-        return payload
+        """Objects of one resource (in one namespace), by label selector; an index keeps it per-resource."""
+        plural = self._plural_key(request)
+        if not any(r == request.resource for r in self.resources):
+            raise kmock.KubernetesResourceNotFoundError()
+        expr = request.params.get("labelSelector") or ""
+        items = []
+        for namespace, name in list(self._index.get(plural, {})):
+            if request.namespace is not None and namespace != request.namespace:
+                continue
+            obj = self.get(plural, namespace, name, copied=False)
+            if obj is not None and _matches_selector(obj.get("metadata", {}).get("labels") or {}, expr):
+                items.append(obj)
+        return {"metadata": {"resourceVersion": str(next(self._rv))}, "items": items}
 
     # -- controllers -----------------------------------------------------------------------------
 

@@ -204,7 +204,7 @@ class KubeClient:
         self._session = aiohttp.ClientSession(
             base_url=None,
             headers=headers,
-            connector=aiohttp.TCPConnector(ssl=self.connection.ssl_context(), limit=32),
+            connector=aiohttp.TCPConnector(ssl=self.connection.ssl_context(), limit=64),
         )
         return self
 

@@ -1,0 +1,132 @@
+"""The operator at scale: N tenants created at once against the emulated management and tenant APIs.
+
+    .venv/bin/python benchmarks/operator_scale.py [--tenants 200]
+
+Runs the real kopf engine with our handlers in-process against the test suite's emulator (over
+loopback HTTP; one management API, one API per tenant) and prints: time until every TenantCluster is Ready, API requests per tenant during
+creation, peak memory of the process (operator and emulators together), and
+`idle resync writes: <count>` — the writes of one resync of every tenant after convergence (target 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import copy
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import kmock
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "operator"))
+
+from kube_emulator import CORE, KubeEmulator, declare  # noqa: E402
+from operator_support import FAST, management, running_operator, seed_control_plane, seed_documents  # noqa: E402
+
+from tenantctl.operator.kube import RetryPolicy  # noqa: E402
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "proxmox.yaml"
+
+
+def tenant_documents(index: int) -> list[dict[str, Any]]:
+    """The Proxmox example, renamed: tenant `t<i>` in namespace `tenant-<i>`."""
+    docs = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d]
+    out = []
+    for doc in copy.deepcopy(docs):
+        doc["metadata"]["namespace"] = f"tenant-{index}"
+        if doc["kind"] == "TenantCluster":
+            doc["metadata"]["name"] = f"t{index}"
+        else:
+            doc["spec"]["cluster"] = f"t{index}"
+        out.append(doc)
+    return out
+
+
+def writes(mgmt: KubeEmulator, insides: list[KubeEmulator]) -> int:
+    return len(mgmt.writes()) + sum(len(t.writes()) for t in insides)
+
+
+def is_ready(mgmt: KubeEmulator, index: int) -> bool:
+    obj = mgmt.get("tenantctl.io/v1alpha1/tenantclusters", f"tenant-{index}", f"t{index}") or {}
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions", [])
+    )
+
+
+async def tenant_api(stack: contextlib.AsyncExitStack) -> KubeEmulator:
+    """Each tenant has its own apiserver: its bootstrap objects share names across tenants."""
+    emulator = await stack.enter_async_context(KubeEmulator())
+    await stack.enter_async_context(kmock.Server(emulator))
+    declare(emulator, CORE)
+    return emulator
+
+
+async def run(tenants: int, timeout: float) -> int:
+    async with contextlib.AsyncExitStack() as stack:
+        mgmt = await stack.enter_async_context(KubeEmulator())
+        await stack.enter_async_context(kmock.Server(mgmt))
+        declare(mgmt, CORE)
+        management(mgmt)
+        insides: list[KubeEmulator] = []
+        for i in range(tenants):
+            docs = tenant_documents(i)
+            insides.append(await tenant_api(stack))
+            seed_documents(mgmt, docs)
+            seed_control_plane(mgmt, docs, str(insides[-1].url).rstrip("/"), address=f"10.{i // 250}.{i % 250}.10")
+        settings = dataclasses.replace(FAST, retry=RetryPolicy(), resync_interval=3600.0, requeue_delay=5.0)
+        started = time.perf_counter()
+        async with running_operator(mgmt, settings) as ctx:
+            deadline = started + timeout
+            while not all(is_ready(mgmt, i) for i in range(tenants)):
+                if time.perf_counter() > deadline:
+                    ready = sum(is_ready(mgmt, i) for i in range(tenants))
+                    print(f"timed out: {ready}/{tenants} ready after {timeout:.0f}s")
+                    return 1
+                await asyncio.sleep(0.05)
+            converged = time.perf_counter() - started
+            create_requests = mgmt.received + sum(t.received for t in insides)
+            create_passes = sum(ctx.passes.values())
+            # Let kopf finish its own bookkeeping (finalizers, diff-base annotations) before measuring.
+            quiet_since, seen = time.perf_counter(), writes(mgmt, insides)
+            while time.perf_counter() - quiet_since < 1.0:
+                await asyncio.sleep(0.1)
+                now = writes(mgmt, insides)
+                if now != seen:
+                    quiet_since, seen = time.perf_counter(), now
+            before = {key: ctx.passes[key] for key in list(ctx.passes)}
+            writes_before = writes(mgmt, insides)
+            marks = [len(t.writes()) for t in [mgmt, *insides]]
+            for key in before:
+                ctx.wakeup(key).set()
+            while any(ctx.passes[key] <= count for key, count in before.items()):
+                await asyncio.sleep(0.05)
+            idle_writes = writes(mgmt, insides) - writes_before
+            for t, mark in zip([mgmt, *insides], marks, strict=True):
+                for entry in t.writes()[mark:]:
+                    print(f"  idle write: {entry.verb} {entry.plural} {entry.namespace}/{entry.name}")
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"tenants: {tenants}")
+        print(f"time to converge: {converged:.2f}s")
+        print(f"API requests per tenant at create: {create_requests / tenants:.1f}"
+              f" ({create_passes / tenants:.1f} reconcile passes per tenant)")
+        print(f"peak memory: {peak_mib:.0f} MiB (operator and all emulators, one process)")
+        print(f"idle resync writes: {idle_writes}")
+        return 0 if idle_writes == 0 else 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tenants", type=int, default=200)
+    parser.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds")
+    args = parser.parse_args()
+    sys.exit(asyncio.run(run(args.tenants, args.timeout)))
+
+
+if __name__ == "__main__":
+    main()
