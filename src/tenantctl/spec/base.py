@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any, get_args
+
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-__all__ = ["SpecModel"]
+__all__ = ["SpecModel", "model_in"]
 
 
 class SpecModel(BaseModel):
@@ -18,3 +20,14 @@ class SpecModel(BaseModel):
         frozen=True,
         str_strip_whitespace=False,
     )
+
+
+def model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model class inside a field annotation (`Foo`, `Foo | None`, `list[Foo]`), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = model_in(arg)
+        if found is not None:
+            return found
+    return None

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any, get_args, get_origin
+from typing import get_origin
 
 from pydantic import BaseModel, ValidationError
 
 from tenantctl.problems import Problem
+from tenantctl.spec.base import model_in
 
 __all__ = ["format_path", "problems_from_validation_error"]
 
@@ -21,16 +22,6 @@ def format_path(loc: tuple[int | str, ...]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
@@ -47,7 +38,7 @@ def _model_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseMod
         )
         if field is None:
             return None
-        model = _model_in(field.annotation)
+        model = model_in(field.annotation)
         if model is None and get_origin(field.annotation) is dict:
             return None
     return model

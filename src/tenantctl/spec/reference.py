@@ -11,6 +11,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from tenantctl.spec.base import model_in
 from tenantctl.spec.nodepool import NodePoolSpec
 from tenantctl.spec.tenant import TenantClusterSpec
 
@@ -32,16 +33,6 @@ def _type_name(annotation: Any) -> str:
     return getattr(annotation, "__name__", str(annotation))
 
 
-def _model_of(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
-
-
 def _default(value: Any, nested: type[BaseModel] | None) -> str:
     if nested is not None or value in (None, [], {}):
         return ""
@@ -52,7 +43,7 @@ def _rows(model: type[BaseModel], prefix: str) -> list[str]:
     rows: list[str] = []
     for name, field in model.model_fields.items():
         path = f"{prefix}.{field.alias or name}"
-        nested = _model_of(field.annotation)
+        nested = model_in(field.annotation)
         shown = "required" if field.is_required() else _default(field.get_default(call_default_factory=True), nested)
         desc = (field.description or "").replace("|", "\\|")
         rows.append(f"| `{path}` | {_type_name(field.annotation)} | {shown} | {desc} |")
