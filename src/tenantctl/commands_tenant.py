@@ -44,12 +44,13 @@ def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tupl
 
 
 def _charts(platform: Path | None) -> ChartSourcesSpec | None:
+    """The Platform is checked as a whole (packages too); only its chart sources matter here."""
     if platform is None:
         return None
-    from tenantctl.documents import load_file
-    from tenantctl.render.chart_sources import charts_from_platform
+    from tenantctl.providers.catalogue import load_catalogue
+    from tenantctl.providers.platform import load_platform
 
-    return charts_from_platform(load_file(platform), str(platform))
+    return load_platform(platform, load_catalogue()).charts
 
 
 @refusals_exit_2

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 
 from tenantctl.problems import InvalidInput, Problem, Problems
 from tenantctl.providers.catalogue import Catalogue, Package
+from tenantctl.render.chart_sources import ChartSourcesSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.names import is_dns_label, is_dns_subdomain
@@ -68,6 +69,7 @@ class _Metadata(SpecModel):
 class _Spec(SpecModel):
     bundles: Bundles = Field(default_factory=Bundles)
     packages: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    charts: ChartSourcesSpec = Field(default_factory=ChartSourcesSpec)
 
 
 class _PlatformDocument(SpecModel):
@@ -85,6 +87,7 @@ class Platform:
     bundles: Bundles
     settings: Mapping[str, PackageSettings]
     directory: Path
+    charts: ChartSourcesSpec = field(default_factory=ChartSourcesSpec)
 
     @property
     def at(self) -> str:
@@ -179,7 +182,7 @@ def parse_platform(
             continue
         _check_settings(where, name, settings[name], catalogue, problems)
     problems.raise_if_errors()
-    return Platform(document.metadata.name, document.spec.bundles, settings, directory)
+    return Platform(document.metadata.name, document.spec.bundles, settings, directory, document.spec.charts)
 
 
 def load_platform(path: Path, catalogue: Catalogue) -> Platform:

@@ -7,15 +7,13 @@ entry in its Platform document's `spec.charts`; whatever it leaves out keeps the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from tenantctl.problems import InvalidInput, Problem
 from tenantctl.render.meta import platform_meta
 from tenantctl.spec.base import SpecModel
-from tenantctl.spec.errors import problems_from_validation_error
 
 __all__ = [
     "ADDON_CHARTS",
@@ -24,7 +22,6 @@ __all__ = [
     "ChartSource",
     "ChartSourcesSpec",
     "chart_source_name",
-    "charts_from_platform",
     "helm_release_chart",
     "render_chart_sources",
 ]
@@ -120,18 +117,3 @@ def helm_release_chart(charts: ChartSourcesSpec, addon: str) -> dict[str, Any]:
         return {"chartRef": ref}
     return {"chart": {"spec": {"chart": src.chart, "version": src.version, "sourceRef": ref, "interval": src.interval}}}
 
-
-def charts_from_platform(docs: Sequence[Mapping[str, Any]], source: str = "<input>") -> ChartSourcesSpec:
-    """`spec.charts` of the one Platform document among `docs`; its other fields are the providers' to check."""
-    platforms = [d for d in docs if d.get("kind") == "Platform"]
-    if len(platforms) != 1:
-        raise InvalidInput([Problem(source, f"expected one Platform document, found {len(platforms)}")])
-    platform = platforms[0]
-    name = (platform.get("metadata") or {}).get("name", "?")
-    raw = (platform.get("spec") or {}).get("charts") or {}
-    try:
-        return ChartSourcesSpec.model_validate(raw)
-    except ValidationError as exc:
-        raise InvalidInput(
-            problems_from_validation_error(exc, ChartSourcesSpec, f"Platform/{name}.spec.charts")
-        ) from None
