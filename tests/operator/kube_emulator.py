@@ -124,6 +124,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     csi_running: bool = True
     pv_release_delay: float = 3.0
     served: int = attrs.field(default=0, init=False)
+    write_requests: list[tuple[str, str, str | None, str | None]] = attrs.field(factory=list, init=False)
+    """Every create/patch/delete a client sent, whether or not it changed anything."""
     received: int = attrs.field(default=0, init=False)
     _index: dict[str, dict[tuple[str | None, str], None]] = attrs.field(factory=dict, init=False)
     _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
@@ -185,6 +187,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
         with contextlib.suppress(ValueError):
             self._requests.remove(request)
         self.served += 1
+        if request.method != kmock.method.GET:
+            self.write_requests.append((request.method.value, request.resource.plural, request.namespace, request.name))
         try:
             if request.method == kmock.method.PATCH and "apply-patch" in request.headers.get("Content-Type", ""):
                 return await self._apply(request)

@@ -121,25 +121,27 @@ async def test_a_second_pass_writes_nothing(mgmt: KubeEmulator, tenant: KubeEmul
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        mgmt_writes, tenant_writes = await quiet(ctx, mgmt), len(tenant.writes())
+        await quiet(ctx, mgmt)
+        mgmt_writes, tenant_writes = len(mgmt.write_requests), len(tenant.write_requests)
         await one_more_pass(ctx)
         await one_more_pass(ctx)
-        assert mgmt.writes()[mgmt_writes:] == []
-        assert tenant.writes()[tenant_writes:] == []
+        assert mgmt.write_requests[mgmt_writes:] == [], "not even a no-op apply"
+        assert tenant.write_requests[tenant_writes:] == []
 
 
 async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await one_more_pass(ctx)
-        since = len(mgmt.writes())
+        await quiet(ctx, mgmt)
+        since = len(mgmt.write_requests)
         async with KubeClient(Connection(url(mgmt))) as api:
             await api.merge_patch(NODE_POOLS, "md0", "tenant-acme", {"spec": {"replicas": 5}})
         pool = lambda: mgmt.get(NP, "tenant-acme", "md0") or {}  # noqa: E731
         await eventually(lambda: pool().get("status", {}).get("observedGeneration") == 2)
-    changed = [(v, p, n) for v, p, n in applied(mgmt, since) if v.startswith("apply")]
-    assert changed == [("apply-update", "machinedeployments", "acme-md0")]
+    ours = ("events", "nodepools", "tenantclusters")
+    sent = [(m, p, n) for m, p, _, n in mgmt.write_requests[since:] if p not in ours]
+    assert sent == [("PATCH", "machinedeployments", "acme-md0")], "one apply, of the changed object only"
     md = mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0")
     assert md is not None and md["spec"]["replicas"] == 5
 
@@ -249,7 +251,7 @@ async def test_injected_conflicts_and_server_errors_converge(
     mgmt: KubeEmulator, tenant: KubeEmulator, status: int
 ) -> None:
     seeded(mgmt, tenant)
-    mgmt.fail(Fault("PATCH", "kamajicontrolplanes", status=status, times=6))
+    mgmt.fail(Fault("PATCH", "kamajicontrolplanes", status=status, times=12))
     mgmt.fail(Fault("GET", "services", status=status, times=2))
     tenant.fail(Fault("PATCH", "clusterrolebindings", status=status, times=6))
     async with running_operator(mgmt):
@@ -265,3 +267,14 @@ async def test_a_silent_api_times_out_and_converges(mgmt: KubeEmulator, tenant: 
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt), timeout=12)
     assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0") is not None
+
+
+async def test_a_pool_of_a_missing_cluster_says_so_in_its_status(mgmt: KubeEmulator) -> None:
+    docs = load_example("proxmox.yaml")
+    management(mgmt)
+    seed_documents(mgmt, [doc(docs, "NodePool")])
+    pool_ready = lambda: condition(mgmt.get(NP, "tenant-acme", "md0"), "Ready")  # noqa: E731
+    async with running_operator(mgmt):
+        await eventually(lambda: pool_ready().get("reason") == "ClusterNotFound")
+    assert "TenantCluster tenant-acme/acme does not exist" in pool_ready()["message"]
+    assert not [w for w in applied(mgmt) if w[0].startswith("apply")]

@@ -17,7 +17,7 @@ from typing import Any
 
 import kopf
 
-from tenantctl.operator.conditions import Phase
+from tenantctl.operator.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.events import object_logger
 from tenantctl.operator.kube import Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.reconcile import Scope, reconcile, status_patch
@@ -81,6 +81,11 @@ class OperatorContext:
     def lock(self, key: Key) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
 
+    @property
+    def watched(self) -> set[Key]:
+        """Clusters whose reconciler daemon is running."""
+        return set(self._wakeups)
+
     def wakeup(self, key: Key) -> asyncio.Event:
         return self._wakeups.setdefault(key, asyncio.Event())
 
@@ -136,6 +141,15 @@ async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_po
         took = asyncio.get_running_loop().time() - started
         object_logger(namespace, name).debug("pass %d took %.3fs", ctx.passes[namespace, name], took)
         return result.requeue
+
+
+def _orphan_status(body: Mapping[str, Any], namespace: str, cluster: str) -> dict[str, Any]:
+    """A pool whose TenantCluster does not exist: said in its status, nothing rendered for it."""
+    gen = body.get("metadata", {}).get("generation")
+    message = f"TenantCluster {namespace}/{cluster} does not exist"
+    cond = condition(ConditionType.READY, False, Reason.CLUSTER_NOT_FOUND, message, gen)
+    current = (body.get("status") or {}).get("conditions") or []
+    return {"observedGeneration": gen, "phase": Phase.PENDING, "conditions": merge_conditions(current, [cond])}
 
 
 def _needs_pass(body: Mapping[str, Any]) -> bool:
@@ -197,9 +211,14 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
             ctx.wakeup((namespace, name)).set()
 
     @kopf.on.event(**pools)  # type: ignore[arg-type]
-    def pool_changed(body: kopf.Body, namespace: str, **_: Any) -> None:
-        if _needs_pass(body) and (cluster := (body.get("spec") or {}).get("cluster")):
+    async def pool_changed(body: kopf.Body, namespace: str, **_: Any) -> None:
+        cluster = (body.get("spec") or {}).get("cluster")
+        if not _needs_pass(body) or not cluster or body.get("metadata", {}).get("deletionTimestamp"):
+            return
+        if (namespace, str(cluster)) in ctx.watched:
             ctx.wakeup((namespace, str(cluster))).set()
+        elif await ctx.api.get(TENANT_CLUSTERS, str(cluster), namespace) is None:
+            await _write_status(ctx.api, NODE_POOLS, body, _orphan_status(body, namespace, str(cluster)))
 
     @kopf.on.delete(**pools)  # type: ignore[arg-type]
     async def pool_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
