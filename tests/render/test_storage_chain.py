@@ -338,3 +338,26 @@ def test_cli_csi_is_enabled_by_default_so_its_credentials_are_required(proxmox_d
     result = _cli(proxmox_docs, tmp_path)
     assert result.exit_code == 2
     assert "spec.proxmox.csi.credentialsSecretName: required while" in result.stderr
+
+
+@pytest.mark.parametrize(("example", "observed"), [
+    ("proxmox.yaml", "observed-proxmox.yaml"), ("kubevirt.yaml", "observed-kubevirt.yaml"),
+])
+def test_renders_are_deterministic_and_share_no_state(example: str, observed: str) -> None:
+    """Mutating one render's objects (as an apply pipeline may) must not change the next render."""
+    first = render(load_example(example), observed)
+    pristine = yaml.safe_dump_all(first)
+    _scribble(first)
+    assert yaml.safe_dump_all(render(load_example(example), observed)) == pristine
+
+
+def _scribble(value: Any) -> None:
+    """Add a key to every mapping and an item to every list, all the way down."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            _scribble(item)
+        value["scribbled"] = True
+    elif isinstance(value, list):
+        for item in list(value):
+            _scribble(item)
+        value.append("scribbled")
