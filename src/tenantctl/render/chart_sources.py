@@ -62,7 +62,8 @@ DEFAULT_CHART_SOURCES: Mapping[str, ChartSource] = {
     "cilium": _source("HelmRepository", "https://helm.cilium.io/", "1.17.6", "cilium"),
     "coredns": _source("HelmRepository", "https://coredns.github.io/helm", "1.43.0", "coredns"),
     "proxmox-csi": _source("OCIRepository", "oci://ghcr.io/sergelogvinov/charts/proxmox-csi-plugin", "0.5.12"),
-    # KubeVirt's CSI driver publishes no chart upstream; this is Cozystack's packaging of the node half.
+    # KubeVirt's CSI driver publishes no chart upstream. This address is a placeholder, not a verified
+    # artifact: a kubevirt platform sets spec.charts.sources.kubevirt-csi-node to its own packaging.
     "kubevirt-csi-node": _source("OCIRepository", "oci://ghcr.io/cozystack/cozystack/kubevirt-csi-node", "0.1.0"),
 }
 
