@@ -1,35 +1,20 @@
 """How phases report what they did: a log line with `[ns/name]` and, when it matters, an Event.
 
-Phases never import kopf; the handlers pass a recorder that posts Events through kopf, and tests
-can pass one that only collects.
+Phases never import kopf: the handlers pass a recorder that logs and posts Events through kopf.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["CollectingRecorder", "Recorder", "object_logger"]
+__all__ = ["Recorder", "object_logger"]
 
 
 class Recorder(Protocol):
     def info(self, reason: str, message: str) -> None: ...
 
     def warn(self, reason: str, message: str) -> None: ...
-
-
-@dataclass
-class CollectingRecorder:
-    """Keeps (type, reason, message) in order; used where no Events are wanted."""
-
-    events: list[tuple[str, str, str]] = field(default_factory=list)
-
-    def info(self, reason: str, message: str) -> None:
-        self.events.append(("Normal", reason, message))
-
-    def warn(self, reason: str, message: str) -> None:
-        self.events.append(("Warning", reason, message))
 
 
 class _Prefixed(logging.LoggerAdapter[logging.Logger]):

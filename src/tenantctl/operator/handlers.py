@@ -95,7 +95,6 @@ class OperatorContext:
             yield self.wakeup(key)
         finally:
             self._wakeups.pop(key, None)
-            self._locks.pop(key, None)
 
 
 async def _pools_of(

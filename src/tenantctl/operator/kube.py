@@ -202,7 +202,6 @@ class KubeClient:
         if self.connection.token:
             headers["Authorization"] = f"Bearer {self.connection.token}"
         self._session = aiohttp.ClientSession(
-            base_url=None,
             headers=headers,
             connector=aiohttp.TCPConnector(ssl=self.connection.ssl_context(), limit=64),
         )
