@@ -16,7 +16,7 @@ from tenantctl.operator.kube import (
     TransientAPIError,
 )
 
-pytestmark = [pytest.mark.timeout(10)]
+pytestmark = [pytest.mark.timeout(10), pytest.mark.looptime]
 
 SECRETS = Resource("v1", "Secret", "secrets", True)
 PVCS = Resource("v1", "PersistentVolumeClaim", "persistentvolumeclaims", True)

@@ -19,7 +19,7 @@ import kopf
 
 from tenantctl.operator.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.events import object_logger
-from tenantctl.operator.kube import Connection, KubeClient, NotFoundError, Resource
+from tenantctl.operator.kube import APIError, Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.reconcile import Scope, reconcile, status_patch
 from tenantctl.operator.settings import OperatorSettings
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
@@ -196,8 +196,11 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 wakeup.clear()
                 try:
                     requeue = await run_pass(ctx, namespace, name)
+                except APIError as exc:
+                    object_logger(namespace, name).warning("pass failed, retrying soon: %s", exc)
+                    requeue = True
                 except Exception as exc:  # a pass must never kill the daemon; the next one retries
-                    object_logger(namespace, name).exception("reconcile pass failed: %s", exc)
+                    object_logger(namespace, name).exception("pass failed, retrying soon: %s", exc)
                     requeue = True
                 delay = ctx.settings.requeue_delay if requeue else ctx.settings.resync_interval
                 with contextlib.suppress(TimeoutError):
