@@ -275,6 +275,14 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(px, "credentialsSecretName", "Capmox_Acme"),
         "TenantCluster/acme.spec.proxmox.credentialsSecretName", "'Capmox_Acme' is not a valid Secret name",
     ),
+    "CCM Secret name invalid": Case(
+        "proxmox.yaml", _set(lambda d: px(d)["ccm"], "credentialsSecretName", "root@pam!leak"),
+        "TenantCluster/acme.spec.proxmox.ccm.credentialsSecretName", "'root@pam!leak' is not a valid Secret name",
+    ),
+    "CSI Secret name invalid": Case(
+        "proxmox.yaml", _set(lambda d: px(d)["csi"], "credentialsSecretName", "PVE CSI"),
+        "TenantCluster/acme.spec.proxmox.csi.credentialsSecretName", "'PVE CSI' is not a valid Secret name",
+    ),
     "two default StorageClasses": Case(
         "proxmox.yaml", _storage_classes([{"name": "a", "storage": "s", "default": True},
                                           {"name": "b", "storage": "s", "default": True}]),

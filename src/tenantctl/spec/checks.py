@@ -127,12 +127,6 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
             "required on substrate proxmox (credentialsSecretName, allowedNodes, dnsServers, ipv4Config)",
         )
         return
-    if not px.credentials_secret_name:
-        problems.error(f"{base}.credentialsSecretName", "required on substrate proxmox (capmox credentials)")
-    elif not is_dns_subdomain(px.credentials_secret_name):
-        problems.error(
-            f"{base}.credentialsSecretName", f"{px.credentials_secret_name!r} is not a valid Secret name"
-        )
     if not px.allowed_nodes:
         problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
     if not px.dns_servers:
@@ -147,17 +141,7 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         problems.error(f"{base}.ipv4Config", "required on substrate proxmox: capmox has no DHCP mode")
     else:
         _check_ipv4_config(f"{base}.ipv4Config", px, problems)
-    if not px.ccm.credentials_secret_name:
-        problems.error(
-            f"{base}.ccm.credentialsSecretName",
-            "required on substrate proxmox: without the cloud-controller-manager every node keeps the "
-            "uninitialized taint and nothing schedules",
-        )
-    if px.csi.enabled and not px.csi.credentials_secret_name:
-        problems.error(
-            f"{base}.csi.credentialsSecretName",
-            "required while spec.proxmox.csi.enabled is true (set enabled: false to run without storage)",
-        )
+    _check_credential_names(base, px, problems)
     defaults = [sc.name for sc in px.csi.storage_classes if sc.default]
     if len(defaults) > 1:
         problems.error(f"{base}.csi.storageClasses", f"more than one default StorageClass: {defaults}")
@@ -168,6 +152,32 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         seen.add(sc.name)
         if not is_dns_subdomain(sc.name):
             problems.error(f"{base}.csi.storageClasses[{i}].name", f"{sc.name!r} is not a valid object name")
+
+
+def _check_credential_names(base: str, px: ProxmoxClusterSpec, problems: Problems) -> None:
+    """Each controller names its own Secret (different blast radii); a name must be a Secret name."""
+    names: tuple[tuple[str, str | None, bool, str], ...] = (
+        ("credentialsSecretName", px.credentials_secret_name, True, "required on substrate proxmox (capmox)"),
+        (
+            "ccm.credentialsSecretName",
+            px.ccm.credentials_secret_name,
+            True,
+            "required on substrate proxmox: without the cloud-controller-manager every node keeps the "
+            "uninitialized taint and nothing schedules",
+        ),
+        (
+            "csi.credentialsSecretName",
+            px.csi.credentials_secret_name,
+            px.csi.enabled,
+            "required while spec.proxmox.csi.enabled is true (set enabled: false to run without storage)",
+        ),
+    )
+    for field, value, required, missing in names:
+        if not value:
+            if required:
+                problems.error(f"{base}.{field}", missing)
+        elif not is_dns_subdomain(value):
+            problems.error(f"{base}.{field}", f"{value!r} is not a valid Secret name")
 
 
 def _check_ipv4_config(base: str, px: ProxmoxClusterSpec, problems: Problems) -> None:
