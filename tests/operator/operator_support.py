@@ -40,7 +40,7 @@ DATA_VOLUMES = ("cdi.kubevirt.io/v1beta1/datavolumes", "DataVolume", True, ())
 DEBUG: list[Any] = []
 FAST = OperatorSettings(
     retry=RetryPolicy(timeout=5.0, backoffs=(0.05, 0.1, 0.2)),
-    resync_interval=30.0,
+    resync_interval=60.0,
     requeue_delay=2.0,
     poll_interval=0.5,
     tenant_probe_timeout=1.0,

@@ -191,6 +191,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     @kopf.daemon(**clusters, cancellation_timeout=5.0)  # type: ignore[arg-type]
     async def reconciler(stopped: kopf.DaemonStopped, namespace: str, name: str, **_: Any) -> None:
         """Run passes until the object goes: on a wake-up, soon while waiting, else every resync."""
+        waits = 0
         with ctx.watching((namespace, name)) as wakeup:
             while not stopped:
                 wakeup.clear()
@@ -202,7 +203,8 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 except Exception as exc:  # a pass must never kill the daemon; the next one retries
                     object_logger(namespace, name).exception("pass failed, retrying soon: %s", exc)
                     requeue = True
-                delay = ctx.settings.requeue_delay if requeue else ctx.settings.resync_interval
+                waits = waits + 1 if requeue else 0
+                delay = ctx.settings.requeue_delay_after(waits)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay):
                         await _first(wakeup.wait(), stopped.wait())

@@ -18,7 +18,7 @@ class OperatorSettings:
     resync_interval: float = 60.0
     """The idle resync: re-read, compare, write nothing when nothing drifted."""
     requeue_delay: float = 15.0
-    """How soon a failed or waiting pass is tried again."""
+    """How soon a failed or waiting pass is tried again; doubled per further wait, up to the resync."""
     poll_interval: float = 2.0
     tenant_probe_timeout: float = 5.0
     """One bounded probe of the tenant apiserver (GET /version)."""
@@ -28,3 +28,13 @@ class OperatorSettings:
     """How long teardown waits for the tenant's PVs to go (the CSI driver freeing the disks)."""
     helm_release_timeout: float = 120.0
     control_plane_timeout: float = 300.0
+
+    def requeue_delay_after(self, waits: int) -> float:
+        """The pause before the next pass: the resync when idle, a doubling requeue while waiting.
+
+        A tenant whose address takes minutes to appear must not cost the API a full pass of reads
+        every few seconds, a thousand tenants at a time.
+        """
+        if waits <= 0:
+            return self.resync_interval
+        return float(min(self.requeue_delay * 2 ** (waits - 1), self.resync_interval))
