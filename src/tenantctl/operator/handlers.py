@@ -58,6 +58,7 @@ class OperatorContext:
     connection: Connection
     settings: OperatorSettings = field(default_factory=OperatorSettings)
     _api: KubeClient | None = None
+    _gate: asyncio.Semaphore | None = None
     _locks: dict[Key, asyncio.Lock] = field(default_factory=dict)
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     passes: Counter[Key] = field(default_factory=Counter)
@@ -72,6 +73,14 @@ class OperatorContext:
     async def start(self) -> None:
         self._api = KubeClient(self.connection, field_manager=self.settings.field_manager, retry=self.settings.retry)
         await self._api.__aenter__()
+        self._gate = asyncio.Semaphore(self.settings.concurrent_passes)
+
+    @property
+    def gate(self) -> asyncio.Semaphore:
+        """Bounds the passes running at once: a thousand new tenants queue here, not in the API."""
+        if self._gate is None:
+            raise RuntimeError("the operator has not started")
+        return self._gate
 
     async def stop(self) -> None:
         if self._api is not None:
@@ -125,8 +134,8 @@ async def _write_status(api: KubeClient, res: Resource, body: Mapping[str, Any],
 async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool:
     """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed)."""
     api = ctx.api
-    started = asyncio.get_running_loop().time()
-    async with ctx.lock((namespace, name)):
+    async with ctx.lock((namespace, name)), ctx.gate:
+        started = asyncio.get_running_loop().time()
         body = await api.get(TENANT_CLUSTERS, name, namespace)
         if body is None or body["metadata"].get("deletionTimestamp"):
             return False

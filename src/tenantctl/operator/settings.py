@@ -19,6 +19,8 @@ class OperatorSettings:
     """The idle resync: re-read, compare, write nothing when nothing drifted."""
     requeue_delay: float = 15.0
     """How soon a failed or waiting pass is tried again; doubled per further wait, up to the resync."""
+    concurrent_passes: int = 32
+    """Reconcile passes running at once; the rest wait their turn instead of timing out in the API."""
     poll_interval: float = 2.0
     tenant_probe_timeout: float = 5.0
     """One bounded probe of the tenant apiserver (GET /version)."""
