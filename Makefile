@@ -26,7 +26,11 @@ demo: $(VENV)/.installed
 	@echo "== validate both examples against the bundled core schemas$(if $(wildcard $(SHARED)/crds), and the CRDs in $(SHARED)/crds,)"
 	$(BIN)/tenantctl validate -f examples/kubevirt.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
 	$(BIN)/tenantctl validate -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
-	@echo "== rendered objects: $(VENV)/kubevirt.rendered.yaml $(VENV)/proxmox.rendered.yaml"
+	@echo "== audit: no credential reaches a tenant"
+	$(BIN)/tenantctl audit -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml
+	@echo "== provider packages for examples/platform.yaml (planning mode: no components directory)"
+	$(BIN)/tenantctl providers render -f examples/platform.yaml > $(VENV)/providers.rendered.yaml
+	@echo "== rendered objects: $(VENV)/kubevirt.rendered.yaml $(VENV)/proxmox.rendered.yaml $(VENV)/providers.rendered.yaml"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks

@@ -26,3 +26,9 @@ def test_setup_is_the_two_commands() -> None:
     text = README.read_text()
     assert "make demo" in text and "make test" in text
     assert "make test" in (README.parent / ".ci" / "run").read_text()
+
+
+def test_privilege_section_is_generated_from_the_tables() -> None:
+    from tenantctl.proxmox.privileges import render_privileges_markdown
+
+    assert _block(README.read_text(), "privileges") == render_privileges_markdown()

@@ -1,8 +1,18 @@
-"""The `tenantctl` command line: a typer app whose commands import their heavy modules lazily."""
+"""The `tenantctl` command line: a typer app whose commands import their heavy modules lazily.
+
+Each room registers its own commands; the modules imported here only declare commands, so
+`tenantctl --help` loads typer and little else.
+"""
 
 from __future__ import annotations
 
 import typer
+
+from tenantctl import commands_tenant
+from tenantctl.e2e import commands as e2e_commands
+from tenantctl.operator import commands as operator_commands
+from tenantctl.providers import commands as providers_commands
+from tenantctl.proxmox import commands as doctor_commands
 
 app = typer.Typer(
     name="tenantctl",
@@ -12,21 +22,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-# Sub-apps and commands of each room register here, one line each.
-from tenantctl import commands_tenant as _commands_tenant  # noqa: E402
-from tenantctl.providers import commands as _providers_commands  # noqa: E402
-
-_commands_tenant.register(app)
-_providers_commands.register(app)
-from tenantctl.proxmox import commands as _commands_doctor  # noqa: E402
-
-_commands_doctor.register(app)
-from tenantctl.e2e import commands as _commands_e2e  # noqa: E402
-
-_commands_e2e.register(app)
-from tenantctl.operator import commands as _commands_operator  # noqa: E402
-
-_commands_operator.register(app)
+for room in (commands_tenant, operator_commands, providers_commands, doctor_commands, e2e_commands):
+    room.register(app)
 
 
 def main() -> None:
