@@ -278,3 +278,20 @@ async def test_a_pool_of_a_missing_cluster_says_so_in_its_status(mgmt: KubeEmula
         await eventually(lambda: pool_ready().get("reason") == "ClusterNotFound")
     assert "TenantCluster tenant-acme/acme does not exist" in pool_ready()["message"]
     assert not [w for w in applied(mgmt) if w[0].startswith("apply")]
+
+
+async def test_a_replacement_the_operator_may_not_delete_says_how_to_grant_it(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt))
+        mgmt.fail(Fault("DELETE", "talosconfigtemplates", status=403, times=100, message="forbidden"))
+        async with KubeClient(Connection(url(mgmt))) as api:
+            patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
+            await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
+        applied_cond = lambda: condition(mgmt.get(TC, *PROXMOX), "Applied")  # noqa: E731
+        await eventually(lambda: applied_cond().get("status") == "False", timeout=120)
+    assert applied_cond()["reason"] == "APIError"
+    assert "TalosConfigTemplate/acme-md0 must be replaced" in applied_cond()["message"]
+    assert "tenantctl install -f" in applied_cond()["message"]

@@ -13,7 +13,7 @@ from typing import Any
 
 from tenantctl.operator.conditions import Reason
 from tenantctl.operator.events import Recorder
-from tenantctl.operator.kube import ImmutableFieldError, KubeClient, Resource
+from tenantctl.operator.kube import APIError, ImmutableFieldError, KubeClient, Resource
 from tenantctl.render import cluster_labels
 
 __all__ = ["ApplyResult", "MissingAPIError", "apply_inventory", "comparable", "covers", "kind_key"]
@@ -152,6 +152,16 @@ async def _replace(api: KubeClient, res: Resource, obj: Obj, why: str, recorder:
     """
     ref, ns = _ref(obj), obj["metadata"].get("namespace")
     recorder.warn(str(Reason.TEMPLATE_REPLACED), f"{ref}: spec is immutable ({why}); deleting it to create it again")
-    await api.delete(res, obj["metadata"]["name"], ns)
+    try:
+        await api.delete(res, obj["metadata"]["name"], ns)
+    except APIError as exc:
+        if exc.status != 403:
+            raise
+        raise APIError(
+            403,
+            "Forbidden",
+            f"{ref} must be replaced but the operator may not delete it; grant the tenant's Role with "
+            f"`tenantctl install -f <its TenantCluster and NodePools> | kubectl apply -f -` ({exc.message})",
+        ) from exc
     await api.apply(res, obj)
     recorder.info(str(Reason.TEMPLATE_REPLACED), f"{ref}: created again with the new spec")
