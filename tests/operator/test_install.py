@@ -63,3 +63,6 @@ def test_the_deployment_runs_the_operator_command_as_its_service_account() -> No
     assert pod["containers"][0]["image"] == "example.org/tenantctl:1"
     assert pod["containers"][0]["args"][0] == "operator"
     assert deployment["metadata"]["namespace"] == "ops"
+    container = pod["containers"][0]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"], "client certificates load from /tmp"

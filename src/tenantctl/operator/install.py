@@ -159,8 +159,12 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
                                 "runAsUser": 65532,
                                 "capabilities": {"drop": ["ALL"]},
                             },
+                            # ssl loads a tenant's client certificate only from a file: a memory-backed
+                            # /tmp holds it for the moment of loading on the read-only root filesystem.
+                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
                         }
                     ],
+                    "volumes": [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}}],
                 },
             },
         },
