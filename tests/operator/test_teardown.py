@@ -253,3 +253,16 @@ async def test_kubevirt_datavolumes_only_where_cdi_serves_them(
     assert gone(mgmt, "v1/services", "tenant-demo", "lb-1")
     assert step(mgmt, KUBEVIRT, "TenantVolumes")["outcome"] == "Skipped"
     assert teardown_status(mgmt, KUBEVIRT)["leftovers"] == []
+
+
+async def test_a_refused_cluster_never_provisioned_is_deleted_without_leftovers(mgmt: KubeEmulator) -> None:
+    docs = load_example("proxmox.yaml")
+    docs[0]["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    async with running_operator(mgmt):
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Ready").get("reason") == "InvalidSpec")
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+    assert step(mgmt, PROXMOX, "TenantVolumes")["outcome"] == "Skipped"
+    assert teardown_status(mgmt, PROXMOX)["leftovers"] == []
