@@ -266,3 +266,24 @@ async def test_a_refused_cluster_never_provisioned_is_deleted_without_leftovers(
         await eventually(lambda: gone(mgmt, TC, *PROXMOX))
     assert step(mgmt, PROXMOX, "TenantVolumes")["outcome"] == "Skipped"
     assert teardown_status(mgmt, PROXMOX)["leftovers"] == []
+
+
+async def test_tenants_sharing_a_cluster_name_keep_their_own_cluster_scoped_objects(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, url(tenant), "kubevirt.yaml")
+    twin = load_example("kubevirt.yaml")
+    for d in twin:
+        d["metadata"]["namespace"] = "tenant-twin"
+    seed_documents(mgmt, twin)
+    seed_control_plane(mgmt, twin, url(tenant))
+    twin_key = ("tenant-twin", "demo")
+    cluster_roles = "rbac.authorization.k8s.io/v1/clusterroles"
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT) and ready(mgmt, twin_key))
+        assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi") is not None
+        assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi") is not None
+        await delete_cluster(mgmt, twin_key)
+        await eventually(lambda: gone(mgmt, TC, *twin_key))
+    assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi") is None
+    assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi") is not None, "the other tenant's role stays"
