@@ -98,6 +98,11 @@ class OperatorContext:
     def wakeup(self, key: Key) -> asyncio.Event:
         return self._wakeups.setdefault(key, asyncio.Event())
 
+    def wake(self, key: Key) -> None:
+        """Wake a running reconciler; before its daemon starts there is nothing to wake (it passes first)."""
+        if key in self._wakeups:
+            self._wakeups[key].set()
+
     @contextlib.contextmanager
     def watching(self, key: Key) -> Iterator[asyncio.Event]:
         try:
@@ -221,7 +226,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     @kopf.on.event(**clusters)  # type: ignore[arg-type]
     def cluster_changed(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
         if _needs_pass(body):
-            ctx.wakeup((namespace, name)).set()
+            ctx.wake((namespace, name))
 
     @kopf.on.event(**pools)  # type: ignore[arg-type]
     async def pool_changed(body: kopf.Body, namespace: str, **_: Any) -> None:
@@ -229,7 +234,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         if not _needs_pass(body) or not cluster or body.get("metadata", {}).get("deletionTimestamp"):
             return
         if (namespace, str(cluster)) in ctx.watched:
-            ctx.wakeup((namespace, str(cluster))).set()
+            ctx.wake((namespace, str(cluster)))
         elif await ctx.api.get(TENANT_CLUSTERS, str(cluster), namespace) is None:
             await _write_status(ctx.api, NODE_POOLS, body, _orphan_status(body, namespace, str(cluster)))
 
