@@ -59,11 +59,13 @@ def main() -> int:
     for example, ms in time_render(args.iterations).items():
         ok = ms <= TARGETS_MS["render"]
         failed |= not ok
-        print(f"parse+render {example}: {ms:.2f} ms median (target ≤ {TARGETS_MS['render']} ms) {'ok' if ok else 'MISSED'}")
+        verdict = "ok" if ok else "MISSED"
+        print(f"parse+render {example}: {ms:.2f} ms median (target ≤ {TARGETS_MS['render']} ms) {verdict}")
     start_ms = time_cli_start()
     ok = start_ms <= TARGETS_MS["cli_start"]
     failed |= not ok
-    print(f"tenantctl --help: {start_ms:.0f} ms median (target ≤ {TARGETS_MS['cli_start']} ms) {'ok' if ok else 'MISSED'}")
+    verdict = "ok" if ok else "MISSED"
+    print(f"tenantctl --help: {start_ms:.0f} ms median (target ≤ {TARGETS_MS['cli_start']} ms) {verdict}")
     return 1 if failed else 0
 
 
