@@ -1,0 +1,43 @@
+"""The generated CRDs: valid CustomResourceDefinitions, and they accept what the models accept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tenant_support import load_example
+from tenantctl.spec.crds import render_crds
+from tenantctl.validate import SchemaCatalog, validate_objects
+
+
+@pytest.fixture(scope="module")
+def own_catalog(tmp_path_factory: pytest.TempPathFactory) -> SchemaCatalog:
+    path: Path = tmp_path_factory.mktemp("crds")
+    for crd in render_crds():
+        (path / f"{crd['metadata']['name']}.yaml").write_text(yaml.safe_dump(crd))
+    return SchemaCatalog.from_dirs([path])
+
+
+def test_crds_pass_the_core_schema() -> None:
+    assert validate_objects(render_crds()) == []
+
+
+def test_crds_have_status_subresource_and_printer_columns() -> None:
+    for crd in render_crds():
+        version = crd["spec"]["versions"][0]
+        assert version["subresources"] == {"status": {}}
+        assert {c["name"] for c in version["additionalPrinterColumns"]} >= {"Phase", "Age"}
+
+
+@pytest.mark.parametrize("example", ["proxmox.yaml", "kubevirt.yaml"])
+def test_examples_are_accepted_by_the_generated_crds(example: str, own_catalog: SchemaCatalog) -> None:
+    assert validate_objects(load_example(example), own_catalog) == []
+
+
+def test_generated_crds_refuse_unknown_fields(own_catalog: SchemaCatalog) -> None:
+    docs = load_example("proxmox.yaml")
+    docs[0]["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
+    problems = validate_objects(docs, own_catalog)
+    assert any("dnsServer" in p.path for p in problems), problems
