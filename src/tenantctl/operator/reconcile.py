@@ -131,9 +131,21 @@ def _condition(status: Mapping[str, Any], kind: ConditionType) -> Mapping[str, A
     return next((c for c in status.get("conditions") or [] if c.get("type") == kind), {})
 
 
+def _ready(conditions: Sequence[Mapping[str, Any]], ready: bool, gen: int | None) -> Obj:
+    """Ready summarises the others: True when all are, else the first one that is not, verbatim."""
+    if ready:
+        return condition(ConditionType.READY, True, Reason.RECONCILED, "all objects applied, tenant bootstrapped", gen)
+    first = next(c for c in conditions if c["status"] == "False")
+    return condition(ConditionType.READY, False, Reason(first["reason"]), str(first["message"]), gen)
+
+
 def _result(scope: Scope) -> PassResult:
     gen = scope.generation
     status: Obj = {"observedGeneration": gen} if gen is not None else {}
+    # A pass that stops early keeps what the last complete one learnt: the kinds to prune, the address.
+    for kept in ("inventory", "endpoint"):
+        if kept in scope.current_status:
+            status[kept] = scope.current_status[kept]
     conditions: list[Obj] = []
     requeue = False
     if scope.refusal is not None:
@@ -149,6 +161,7 @@ def _result(scope: Scope) -> PassResult:
         assert scope.applied is not None and scope.observation is not None
         obs, boot = scope.observation, scope.bootstrap
         status["inventory"] = scope.applied.kinds
+        status.pop("endpoint", None)
         if obs.endpoint:
             status["endpoint"] = obs.endpoint
         conditions.append(condition(ConditionType.APPLIED, True, Reason.APPLIED, _applied_message(scope.applied), gen))
@@ -173,17 +186,7 @@ def _result(scope: Scope) -> PassResult:
             )
         )
         ready = endpoint_ok and boot_ok
-        waiting = next((c for c in conditions if c["status"] == "False"), None)
-        conditions.insert(
-            0,
-            condition(
-                ConditionType.READY,
-                ready,
-                Reason.RECONCILED if ready else Reason(waiting["reason"]) if waiting else Reason.RECONCILED,
-                "all objects applied and the tenant bootstrapped" if ready else (waiting or {}).get("message", ""),
-                gen,
-            ),
-        )
+        conditions.insert(0, _ready(conditions, ready, gen))
         status["phase"] = Phase.READY if ready else Phase.PROVISIONING
         requeue = not ready
     status["conditions"] = merge_conditions(scope.current_status.get("conditions") or [], conditions)
