@@ -295,3 +295,16 @@ async def test_a_replacement_the_operator_may_not_delete_says_how_to_grant_it(
     assert applied_cond()["reason"] == "APIError"
     assert "TalosConfigTemplate/acme-md0 must be replaced" in applied_cond()["message"]
     assert "tenantctl install -f" in applied_cond()["message"]
+
+
+async def test_a_failed_pass_keeps_the_inventory_and_the_endpoint(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        before = (mgmt.get(TC, *PROXMOX) or {})["status"]
+        mgmt.fail(Fault("GET", "services", status=500, times=1000))
+        await one_more_pass(ctx)
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Applied").get("reason") == "APIError")
+        mgmt.faults.clear()
+    after = (mgmt.get(TC, *PROXMOX) or {})["status"]
+    assert after["inventory"] == before["inventory"] and after["endpoint"] == before["endpoint"]
