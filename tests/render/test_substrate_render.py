@@ -246,3 +246,17 @@ def test_render_is_deterministic(proxmox_docs: Docs) -> None:
     first = dump_objects(render(clone(proxmox_docs), "observed-proxmox.yaml"))
     second = dump_objects(render(clone(proxmox_docs), "observed-proxmox.yaml"))
     assert first == second
+
+
+def test_cluster_scoped_objects_name_their_tenant_namespace(kubevirt_docs: Docs) -> None:
+    scoped = [o for o in render(kubevirt_docs) if "namespace" not in o["metadata"] and o["kind"].startswith("Cluster")]
+    assert scoped, "the kubevirt CSI controller has cluster-scoped RBAC"
+    for obj in scoped:
+        assert obj["metadata"]["labels"]["tenantctl.io/namespace"] == "tenant-demo"
+
+
+def test_a_cluster_scoped_object_without_its_tenant_namespace_is_a_bug() -> None:
+    from tenantctl.render.meta import object_meta
+
+    with pytest.raises(ValueError, match="needs owner_namespace"):
+        object_meta("x", None, "demo")

@@ -17,7 +17,6 @@ from tenantctl.operator.kube import APIError, ImmutableFieldError, KubeClient, R
 from tenantctl.render import cluster_labels
 
 __all__ = [
-    "OWNER_NAMESPACE_LABEL",
     "ApplyResult",
     "MissingAPIError",
     "apply_inventory",
@@ -27,8 +26,6 @@ __all__ = [
 ]
 
 Obj = dict[str, Any]
-# The inventory labels name the cluster, not its namespace; cluster-scoped objects need both.
-OWNER_NAMESPACE_LABEL = "tenantctl.io/namespace"
 # Kinds whose spec an admission webhook freezes: a changed render means delete and create again.
 _REPLACE_ON_IMMUTABLE = frozenset({"TalosConfigTemplate"})
 
@@ -53,12 +50,6 @@ class ApplyResult:
     @property
     def wrote(self) -> bool:
         return bool(self.applied or self.replaced or self.pruned)
-
-
-def _owned(obj: Obj, namespace: str) -> Obj:
-    """A cluster-scoped object also names its tenant's namespace: two tenants may share a cluster name."""
-    meta = obj["metadata"]
-    return {**obj, "metadata": {**meta, "labels": {**meta.get("labels", {}), OWNER_NAMESPACE_LABEL: namespace}}}
 
 
 def kind_key(obj: Mapping[str, Any]) -> str:
@@ -132,13 +123,12 @@ async def apply_inventory(
             resources[key] = res
     result.kinds = sorted({*desired_keys, *resources})
     selector = cluster_labels(cluster)
-    owned = {**selector, OWNER_NAMESPACE_LABEL: namespace}
+    owned = cluster_labels(cluster, namespace=namespace)
     live: dict[tuple[str, str], Obj] = {}
     for key, res in resources.items():
         scoped = (namespace, selector) if res.namespaced else (None, owned)
         for obj in await api.list(res, *scoped):
             live[key, obj["metadata"]["name"]] = obj
-    desired = [o if resources[kind_key(o)].namespaced else _owned(o, namespace) for o in desired]
     for obj in desired:
         key, name = kind_key(obj), obj["metadata"]["name"]
         current = live.get((key, name))

@@ -172,13 +172,13 @@ def cluster_role(names: Names, name: str, service_account_name: str, rules: Sequ
         {
             "apiVersion": _RBAC_API,
             "kind": "ClusterRole",
-            "metadata": object_meta(name, None, names.cluster),
+            "metadata": object_meta(name, None, names.cluster, owner_namespace=names.namespace),
             "rules": _rules(rules),
         },
         {
             "apiVersion": _RBAC_API,
             "kind": "ClusterRoleBinding",
-            "metadata": object_meta(name, None, names.cluster),
+            "metadata": object_meta(name, None, names.cluster, owner_namespace=names.namespace),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
             "subjects": [{"kind": "ServiceAccount", "name": service_account_name, "namespace": names.namespace}],
         },

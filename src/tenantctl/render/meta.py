@@ -14,6 +14,7 @@ __all__ = [
     "CLUSTER_LABEL",
     "INVENTORY_LABELS",
     "MANAGED_BY",
+    "NAMESPACE_LABEL",
     "POOL_LABEL",
     "Names",
     "cluster_labels",
@@ -26,13 +27,18 @@ __all__ = [
 MANAGED_BY = "tenantctl"
 CLUSTER_LABEL = "tenantctl.io/cluster"
 POOL_LABEL = "tenantctl.io/nodepool"
+# Cluster-scoped objects carry their tenant's namespace: two tenants may give their clusters one name.
+NAMESPACE_LABEL = "tenantctl.io/namespace"
 CAPI_CLUSTER_LABEL = "cluster.x-k8s.io/cluster-name"
 # Selecting on these finds everything tenantctl rendered for one cluster: the prune inventory.
 INVENTORY_LABELS = ("app.kubernetes.io/managed-by", CLUSTER_LABEL)
 
 
-def cluster_labels(cluster: str, pool: str | None = None) -> dict[str, str]:
+def cluster_labels(cluster: str, pool: str | None = None, *, namespace: str | None = None) -> dict[str, str]:
+    """Inventory labels; `namespace` is given for cluster-scoped objects only."""
     labels = {"app.kubernetes.io/managed-by": MANAGED_BY, CLUSTER_LABEL: cluster}
+    if namespace is not None:
+        labels[NAMESPACE_LABEL] = namespace
     if pool is not None:
         labels[POOL_LABEL] = pool
     return labels
@@ -44,13 +50,17 @@ def object_meta(
     cluster: str,
     *,
     pool: str | None = None,
+    owner_namespace: str | None = None,
     labels: Mapping[str, str] | None = None,
     annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
+    """`namespace` None makes a cluster-scoped object, which must name its tenant's `owner_namespace`."""
     meta: dict[str, Any] = {"name": name}
     if namespace is not None:
         meta["namespace"] = namespace
-    meta["labels"] = {**cluster_labels(cluster, pool), **(labels or {})}
+    elif owner_namespace is None:
+        raise ValueError(f"cluster-scoped {name!r} needs owner_namespace for the prune inventory")
+    meta["labels"] = {**cluster_labels(cluster, pool, namespace=owner_namespace), **(labels or {})}
     if annotations:
         meta["annotations"] = dict(annotations)
     return meta
