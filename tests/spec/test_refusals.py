@@ -320,6 +320,14 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(lambda d: pool(d)["spec"]["resources"], "memory", "0"),
         "NodePool/md0.spec.resources.memory", "'0' must be positive",
     ),
+    "cpu beyond any VM": Case(
+        "kubevirt.yaml", _set(lambda d: pool(d, "big")["spec"]["resources"], "cpu", "1e9"),
+        "NodePool/big.spec.resources.cpu", "'1e9' is more than a VM can be given (1024 cores)",
+    ),
+    "memory beyond any VM": Case(
+        "proxmox.yaml", _set(lambda d: pool(d)["spec"]["resources"], "memory", "17Ti"),
+        "NodePool/md0.spec.resources.memory", "'17Ti' is more than a VM can be given (16Ti)",
+    ),
     "proxmox pool without a proxmox block": Case(
         "proxmox.yaml", _drop(lambda d: pool(d)["spec"], "proxmox"), "NodePool/md0.spec.proxmox",
         "runs on substrate 'proxmox'",

@@ -309,10 +309,15 @@ def _check_replicas(at: str, pool: NodePool, problems: Problems) -> None:
         )
 
 
-def _check_resources(at: str, pool: NodePool, problems: Problems) -> tuple[Decimal | None, Decimal | None]:
-    values: dict[str, Decimal | None] = {}
+# The largest VM either substrate can be asked for (QEMU's vCPU ceiling; 16 TiB of memory).
+_RESOURCE_LIMITS: dict[str, tuple[Decimal, str]] = {
+    "cpu": (Decimal(1024), "1024 cores"),
+    "memory": (Decimal(16) * Decimal(2) ** 40, "16Ti"),
+}
+
+
+def _check_resources(at: str, pool: NodePool, problems: Problems) -> None:
     for field, raw in (("cpu", pool.spec.resources.cpu), ("memory", pool.spec.resources.memory)):
-        values[field] = None
         if raw is None:
             continue
         try:
@@ -320,11 +325,11 @@ def _check_resources(at: str, pool: NodePool, problems: Problems) -> tuple[Decim
         except QuantityError as exc:
             problems.error(f"{at}.spec.resources.{field}", str(exc))
             continue
+        limit, shown = _RESOURCE_LIMITS[field]
         if parsed <= 0:
             problems.error(f"{at}.spec.resources.{field}", f"{raw!r} must be positive")
-            continue
-        values[field] = parsed
-    return values["cpu"], values["memory"]
+        elif parsed > limit:
+            problems.error(f"{at}.spec.resources.{field}", f"{raw!r} is more than a VM can be given ({shown})")
 
 
 def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
