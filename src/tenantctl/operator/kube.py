@@ -22,6 +22,8 @@ from typing import Any, Self
 
 import aiohttp
 
+from tenantctl.operator.settings import RetryPolicy
+
 __all__ = [
     "SERVICE_ACCOUNT_DIR",
     "APIError",
@@ -71,14 +73,6 @@ class UnreachableError(TransientAPIError):
 
     def __init__(self, server: str, detail: str) -> None:
         super().__init__(0, "Unreachable", f"{server}: {detail}")
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How long one request may take and how often a transient failure is tried again."""
-
-    timeout: float = 10.0
-    backoffs: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0)
 
 
 @dataclass(frozen=True)

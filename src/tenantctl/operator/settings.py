@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tenantctl.operator.kube import RetryPolicy
+__all__ = ["OperatorSettings", "RetryPolicy"]
 
-__all__ = ["OperatorSettings"]
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long one request may take and how often a transient failure is tried again."""
+
+    timeout: float = 10.0
+    backoffs: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0)
 
 
 @dataclass(frozen=True)

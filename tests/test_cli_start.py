@@ -1,0 +1,15 @@
+"""CLI start stays cheap: declaring commands must not import the heavy modules they use."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+HEAVY = ("aiohttp", "kopf", "kubernetes", "kubernetes_validate", "proxmoxer", "requests", "jsonschema", "cel",
+         "pydantic")
+
+
+def test_importing_the_cli_loads_no_heavy_module() -> None:
+    code = f"import sys, tenantctl.cli; print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert loaded == [], f"imported at CLI start: {loaded}"
