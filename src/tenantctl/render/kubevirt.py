@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names, content_hash, object_meta
+from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names, object_meta
 from tenantctl.render.sizing import num_cores
 from tenantctl.spec import NodePool, TenantCluster
 
@@ -97,7 +97,7 @@ def render_kubevirt_machine_template(cluster: TenantCluster, pool: NodePool) -> 
             }
         }
     }
-    name = f"{names.cluster}-{pool.metadata.name}-{content_hash(spec)}"
+    name = names.machine_template(pool, spec)
     return {
         "apiVersion": CAPK_API,
         "kind": "KubevirtMachineTemplate",

@@ -160,6 +160,10 @@ class Names:
         """A tenant add-on's HelmRelease in the management cluster (`<cluster>-cilium`)."""
         return f"{self.cluster}-{addon}"
 
+    def machine_template(self, pool: NodePool, spec: Any) -> str:
+        """Named after a hash of its spec: templates are immutable, a new spec is a new template."""
+        return f"{self.cluster}-{pool.metadata.name}-{content_hash(spec)}"
+
     def machine_deployment(self, pool: NodePool) -> str:
         return f"{self.cluster}-{pool.metadata.name}"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenantctl.render.meta import Names, content_hash, object_meta
+from tenantctl.render.meta import Names, object_meta
 from tenantctl.render.sizing import capmox_memory_mib, num_cores
 from tenantctl.spec import NodePool, ProxmoxClusterSpec, TenantCluster
 
@@ -85,7 +85,7 @@ def _machine_spec(pool: NodePool) -> dict[str, Any]:
 def render_proxmox_machine_template(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
     names = Names(cluster)
     spec = {"template": {"spec": _machine_spec(pool)}}
-    name = f"{names.cluster}-{pool.metadata.name}-{content_hash(spec)}"
+    name = names.machine_template(pool, spec)
     return {
         "apiVersion": CAPMOX_API,
         "kind": "ProxmoxMachineTemplate",
