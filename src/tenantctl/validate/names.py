@@ -8,6 +8,7 @@ words, so callers can report or count them.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 __all__ = [
     "dns1035_label_errors",
@@ -29,34 +30,36 @@ def _too_long(value: str, limit: int) -> list[str]:
     return [f"must be no more than {limit} characters"] if len(value) > limit else []
 
 
-def dns1123_label_errors(value: str) -> list[str]:
-    errors = _too_long(value, 63)
-    if not _DNS1123_LABEL.match(value):
-        errors.append(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-            "and must start and end with an alphanumeric character"
-        )
+def _syntax(pattern: re.Pattern[str], limit: int, rule: str) -> Callable[[str], list[str]]:
+    """A checker for one name syntax: too long and/or not matching, in the apiserver's words."""
+
+    def errors(value: str) -> list[str]:
+        found = _too_long(value, limit)
+        if not pattern.match(value):
+            found.append(rule)
+        return found
+
     return errors
 
 
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    errors = _too_long(value, 253)
-    if not _DNS1123_SUBDOMAIN.match(value):
-        errors.append(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-            "and must start and end with an alphanumeric character"
-        )
-    return errors
-
-
-def dns1035_label_errors(value: str) -> list[str]:
-    errors = _too_long(value, 63)
-    if not _DNS1035_LABEL.match(value):
-        errors.append(
-            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-            "start with an alphabetic character, and end with an alphanumeric character"
-        )
-    return errors
+dns1123_label_errors = _syntax(
+    _DNS1123_LABEL,
+    63,
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character",
+)
+dns1123_subdomain_errors = _syntax(
+    _DNS1123_SUBDOMAIN,
+    253,
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character",
+)
+dns1035_label_errors = _syntax(
+    _DNS1035_LABEL,
+    63,
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+    "start with an alphabetic character, and end with an alphanumeric character",
+)
 
 
 def path_segment_errors(value: str) -> list[str]:
