@@ -21,8 +21,7 @@ def render_kamaji_control_plane(
 ) -> dict[str, Any]:
     """certSANs: the Service's DNS names, plus its address once observed (a worker dials the address)."""
     names = Names(cluster)
-    domain = observed.management_cluster_domain if observed else "cluster.local"
-    cert_sans = names.apiserver_dns_names(domain)
+    cert_sans = names.apiserver_dns_names(observed)
     if observed is not None and observed.endpoint not in cert_sans:
         cert_sans.append(observed.endpoint)
     return {

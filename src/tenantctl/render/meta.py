@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tenantctl.spec import NodePool, TenantCluster
+from tenantctl.spec import NodePool, ObservedState, TenantCluster
 
 __all__ = [
     "CAPI_CLUSTER_LABEL",
@@ -33,6 +33,7 @@ CAPI_CLUSTER_LABEL = "cluster.x-k8s.io/cluster-name"
 # Selecting on these finds everything tenantctl rendered for one cluster: the prune inventory.
 INVENTORY_LABELS = ("app.kubernetes.io/managed-by", CLUSTER_LABEL)
 
+_DEFAULT_MANAGEMENT_DOMAIN: str = ObservedState.model_fields["management_cluster_domain"].default
 
 def cluster_labels(cluster: str, pool: str | None = None, *, namespace: str | None = None) -> dict[str, str]:
     """Inventory labels; `namespace` is given for cluster-scoped objects only."""
@@ -173,7 +174,9 @@ class Names:
     def machine_health_check(self, pool: NodePool) -> str:
         return f"{self.cluster}-{pool.metadata.name}"
 
-    def apiserver_dns_names(self, cluster_domain: str = "cluster.local") -> list[str]:
-        """The apiserver Service's names in the management cluster (`cluster_domain` is its domain)."""
+    def apiserver_dns_names(self, observed: ObservedState | None = None) -> list[str]:
+        """The apiserver Service's names in the management cluster, whose domain is observed
+        (the ObservedState default until it is)."""
+        domain = observed.management_cluster_domain if observed else _DEFAULT_MANAGEMENT_DOMAIN
         svc = self.apiserver_service
-        return [f"{svc}.{self.namespace}.svc", f"{svc}.{self.namespace}.svc.{cluster_domain}"]
+        return [f"{svc}.{self.namespace}.svc", f"{svc}.{self.namespace}.svc.{domain}"]

@@ -43,7 +43,7 @@ def _network(cluster: TenantCluster, observed: ObservedState) -> dict[str, Any]:
     return {
         "nameservers": [observed.cluster_dns],
         "searchDomains": search,
-        "extraHostEntries": [{"ip": observed.endpoint, "aliases": names.apiserver_dns_names(domain)}],
+        "extraHostEntries": [{"ip": observed.endpoint, "aliases": names.apiserver_dns_names(observed)}],
     }
 
 
@@ -53,7 +53,7 @@ def _endpoint(cluster: TenantCluster, observed: ObservedState) -> str:
         host = observed.endpoint
         return f"https://[{host}]:6443" if ":" in host else f"https://{host}:6443"
     names = Names(cluster)
-    return f"https://{names.apiserver_dns_names(observed.management_cluster_domain)[0]}:6443"
+    return f"https://{names.apiserver_dns_names(observed)[0]}:6443"
 
 
 def worker_machine_config(

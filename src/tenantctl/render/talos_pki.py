@@ -19,7 +19,6 @@ def render_talos_pki(cluster: TenantCluster, observed: ObservedState | None) -> 
     names = Names(cluster)
     ns, c = names.namespace, names.cluster
     selfsigned, ca_issuer = f"{c}-talos-selfsigned", f"{c}-talos-ca-issuer"
-    domain = observed.management_cluster_domain if observed else "cluster.local"
     return [
         {
             "apiVersion": CERT_MANAGER_API,
@@ -53,7 +52,7 @@ def render_talos_pki(cluster: TenantCluster, observed: ObservedState | None) -> 
             "spec": {
                 "secretName": names.talos_tls,
                 "duration": "8760h",
-                "dnsNames": names.apiserver_dns_names(domain),
+                "dnsNames": names.apiserver_dns_names(observed),
                 "usages": ["server auth", "digital signature"],
                 "privateKey": {"algorithm": "Ed25519"},
                 "issuerRef": {"name": ca_issuer, "kind": "Issuer", "group": "cert-manager.io"},
