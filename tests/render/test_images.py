@@ -307,3 +307,15 @@ def test_the_kubevirt_csi_node_release_runs_the_pinned_driver() -> None:
     objects = _render("kubevirt.yaml", "observed-kubevirt.yaml")
     release = next(o for o in objects if o["kind"] == "HelmRelease" and o["spec"]["releaseName"] == "csi")
     assert release["spec"]["values"]["csiDriver"]["image"] == str(ImagesSpec().ref("kubevirt-csi-driver"))
+
+
+@pytest.mark.parametrize(("example", "observed"), EXAMPLE_PAIRS)
+def test_a_mirrored_render_with_worker_registry_mirrors_passes_the_upstream_crds(
+    example: str, observed: str, assert_valid: Any
+) -> None:
+    docs = load_example(example)
+    doc(docs, "TenantCluster")["spec"]["talos"]["registryMirrors"] = {"*": {"endpoints": ["https://r.example.org"]}}
+    objects = render_tenant(
+        parse_tenant_documents(docs), parse_observed(load_example(observed)), None, ImagesSpec(registry_mirror=MIRROR)
+    )
+    assert_valid(objects)
