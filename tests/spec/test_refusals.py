@@ -109,6 +109,10 @@ def _autoscale_and_replicas(docs: Docs) -> None:
     pool(docs)["spec"].update(replicas=2, minReplicas=1, maxReplicas=3)
 
 
+def _health(key: str, value: Any) -> Callable[[Docs], None]:
+    return _set(lambda d: pool(d)["spec"], "healthCheck", {key: value})
+
+
 CASES: dict[str, Case] = {
     "unknown field with suggestion": Case(
         "proxmox.yaml", _set(px, "dnsServer", ["192.0.2.53"]), "TenantCluster/acme.spec.proxmox.dnsServer",
@@ -346,9 +350,49 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(lambda d: pool(d)["spec"], "healthCheck", {"maxUnhealthy": "half"}),
         "NodePool/md0.spec.healthCheck.maxUnhealthy", "'half' must be an integer or an integer percentage",
     ),
-    "health timeout not whole units": Case(
-        "proxmox.yaml", _set(lambda d: pool(d)["spec"], "healthCheck", {"nodeStartupTimeout": "1.5h"}),
-        "NodePool/md0.spec.healthCheck.nodeStartupTimeout", "'1.5h' must be whole seconds, minutes or hours",
+    "health timeout without a unit": Case(
+        "proxmox.yaml", _health("readyUnknownTimeout", "90"), "NodePool/md0.spec.healthCheck.readyUnknownTimeout",
+        "'90' is not a Go duration",
+    ),
+    "health timeout with a trailing space": Case(
+        "proxmox.yaml", _health("readyFalseTimeout", "10m "), "NodePool/md0.spec.healthCheck.readyFalseTimeout",
+        "'10m ' is not a Go duration",
+    ),
+    "zero Ready=False timeout": Case(
+        "proxmox.yaml", _health("readyFalseTimeout", "0s"), "NodePool/md0.spec.healthCheck.readyFalseTimeout",
+        "'0s' must be a positive duration: a new node reports Ready=False until its CNI runs",
+    ),
+    "negative Ready=Unknown timeout": Case(
+        "proxmox.yaml", _health("readyUnknownTimeout", "-5m"), "NodePool/md0.spec.healthCheck.readyUnknownTimeout",
+        "'-5m' must be a positive duration",
+    ),
+    "zero node startup timeout": Case(
+        "kubevirt.yaml", _health("nodeStartupTimeout", "0"), "NodePool/md0.spec.healthCheck.nodeStartupTimeout",
+        "'0' must be a positive duration",
+    ),
+    "node startup timeout under CAPI's 30s": Case(
+        "kubevirt.yaml", _health("nodeStartupTimeout", "29.9s"), "NodePool/md0.spec.healthCheck.nodeStartupTimeout",
+        "'29.9s' is under 30s",
+    ),
+    "maxUnhealthy negative": Case(
+        "proxmox.yaml", _health("maxUnhealthy", -1), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "-1 must not be negative",
+    ),
+    "maxUnhealthy negative string": Case(
+        "proxmox.yaml", _health("maxUnhealthy", "-1"), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "'-1' must be an integer or an integer percentage",
+    ),
+    "maxUnhealthy fractional percent": Case(
+        "proxmox.yaml", _health("maxUnhealthy", "12.5%"), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "'12.5%' must be an integer or an integer percentage",
+    ),
+    "maxUnhealthy over 100%": Case(
+        "proxmox.yaml", _health("maxUnhealthy", "101%"), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "'101%' is more than 100%",
+    ),
+    "maxUnhealthy with a newline": Case(
+        "proxmox.yaml", _health("maxUnhealthy", "50%\n"), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "must be an integer or an integer percentage",
     ),
     "duplicate NodePool": Case(
         "proxmox.yaml", lambda d: d.append(clone([pool(d)])[0]), "NodePool/md0.metadata.name",

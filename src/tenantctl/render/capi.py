@@ -8,6 +8,7 @@ from typing import Any
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, POOL_LABEL, Names, object_meta, object_ref
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, TenantCluster
+from tenantctl.spec.durations import format_seconds, parse_go_duration
 
 __all__ = [
     "AUTOSCALER_MAX",
@@ -102,8 +103,8 @@ def render_machine_deployment(
 
 
 def _seconds(duration: str) -> str:
-    unit = {"s": 1, "m": 60, "h": 3600}[duration[-1]]
-    return f"{int(duration[:-1]) * unit}s"
+    """Checked Go durations, rendered in seconds: `1h30m` -> `5400s`."""
+    return format_seconds(parse_go_duration(duration))
 
 
 def render_machine_health_check(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:

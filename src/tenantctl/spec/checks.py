@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from tenantctl.problems import Problems
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.durations import DurationError, parse_go_duration
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.quantity import QuantityError, parse_quantity
@@ -24,8 +25,7 @@ __all__ = ["check_ip_capacity", "check_node_pool", "check_tenant_cluster", "pool
 _KUBE_VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
 _TALOS_VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 _SCHEMATIC = re.compile(r"^[0-9a-f]{64}$")
-_DURATION = re.compile(r"^\d+[smh]$")
-_PERCENT_OR_INT = re.compile(r"^\d+%?$")
+_PERCENT = re.compile(r"[0-9]+%")
 _PVE_TAG = re.compile(r"^[a-z0-9_][a-z0-9_\-+.]*$")
 
 
@@ -367,19 +367,47 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
             problems.error(f"{base}.{field}", "must not be empty")
 
 
+# CAPI's MachineHealthCheck webhook refuses a nodeStartupTimeout under 30s (0 would disable it).
+_MIN_NODE_STARTUP_NANOS = 30 * 1_000_000_000
+
+
 def _check_health(at: str, pool: NodePool, problems: Problems) -> None:
     hc = pool.spec.health_check
-    if not _PERCENT_OR_INT.match(str(hc.max_unhealthy)):
-        problems.error(
-            f"{at}.spec.healthCheck.maxUnhealthy",
-            f"{hc.max_unhealthy!r} must be an integer or an integer percentage like 50%",
-        )
+    base = f"{at}.spec.healthCheck"
+    _check_max_unhealthy(f"{base}.maxUnhealthy", hc.max_unhealthy, problems)
     for field, value in (
         ("nodeStartupTimeout", hc.node_startup_timeout),
         ("readyUnknownTimeout", hc.ready_unknown_timeout),
         ("readyFalseTimeout", hc.ready_false_timeout),
     ):
-        if not _DURATION.match(value):
+        try:
+            nanos = parse_go_duration(value)
+        except DurationError as exc:
+            problems.error(f"{base}.{field}", str(exc))
+            continue
+        if nanos <= 0:
             problems.error(
-                f"{at}.spec.healthCheck.{field}", f"{value!r} must be whole seconds, minutes or hours (e.g. 20m)"
+                f"{base}.{field}",
+                f"{value!r} must be a positive duration: a new node reports Ready=False until its CNI runs, "
+                "so a zero or negative timeout remediates (deletes) every new worker as it registers",
             )
+        elif field == "nodeStartupTimeout" and nanos < _MIN_NODE_STARTUP_NANOS:
+            problems.error(
+                f"{base}.{field}",
+                f"{value!r} is under 30s, which Cluster API's MachineHealthCheck webhook refuses",
+            )
+
+
+def _check_max_unhealthy(path: str, value: str | int, problems: Problems) -> None:
+    """An int or `N%` (CAPI's IntOrString); a plain numeric string is taken as the int it spells."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            problems.error(path, f"{value!r} must not be negative")
+        return
+    text = str(value)
+    if _PERCENT.fullmatch(text):
+        if int(text[:-1]) > 100:
+            problems.error(path, f"{text!r} is more than 100%")
+    elif not text.isascii() or not text.isdigit():
+        problems.error(path, f"{value!r} must be an integer or an integer percentage like 50%")
+

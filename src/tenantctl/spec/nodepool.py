@@ -65,10 +65,10 @@ class RollingUpdateSpec(SpecModel):
 
 
 class HealthCheckSpec(SpecModel):
-    max_unhealthy: str | int = "50%"
-    node_startup_timeout: str = "20m"
-    ready_unknown_timeout: str = "5m"
-    ready_false_timeout: str = "10m"
+    max_unhealthy: str | int = Field(default="50%", description="Count or percentage (`50%`) of the pool.")
+    node_startup_timeout: str = Field(default="20m", description="Go duration (`20m`, `1h30m`, `1.5h`); at least 30s.")
+    ready_unknown_timeout: str = Field(default="5m", description="Go duration; zero and negative refused.")
+    ready_false_timeout: str = Field(default="10m", description="Go duration; zero and negative refused.")
 
 
 class NodePoolSpec(SpecModel):
