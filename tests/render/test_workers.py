@@ -37,6 +37,37 @@ def one(objects: list[dict[str, Any]], kind: str) -> dict[str, Any]:
     return found
 
 
+# --- kubelet eviction -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("example", "observed"), [("kubevirt.yaml", "observed-kubevirt.yaml"),
+                                                   ("proxmox.yaml", "observed-proxmox.yaml")])
+def test_worker_kubelet_eviction_hard_and_soft(example: str, observed: str) -> None:
+    extra = worker_config(render(load_example(example), observed), "md0")["machine"]["kubelet"]["extraConfig"]
+    assert extra["evictionHard"] == {
+        "memory.available": "7%",
+        "nodefs.available": "10%",
+        "imagefs.available": "15%",
+        "nodefs.inodesFree": "5%",
+    }
+    assert extra["evictionSoft"] == {"memory.available": "10%", "nodefs.available": "15%", "imagefs.available": "20%"}
+    assert extra["evictionSoftGracePeriod"] == {
+        "memory.available": "1m30s",
+        "nodefs.available": "1m30s",
+        "imagefs.available": "1m30s",
+    }
+    assert extra["evictionMinimumReclaim"] == {"memory.available": "256Mi"}
+
+
+def test_every_soft_threshold_has_a_grace_period_and_sits_above_its_hard_one() -> None:
+    from tenantctl.render.sizing import EVICTION
+
+    for signal, t in EVICTION.items():
+        assert (t.soft is None) == (t.grace is None), signal
+        if t.soft is not None:
+            assert float(t.soft.rstrip("%")) > float(t.hard.rstrip("%")), signal
+
+
 # --- MachineHealthCheck timeouts ---------------------------------------------------------------------------
 
 
