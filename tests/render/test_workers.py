@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tenant_support import doc, load_example
+from tenant_support import clone, doc, load_example
 from tenantctl.render import render_tenant
 from tenantctl.spec import parse_observed, parse_tenant_documents
 
@@ -66,6 +66,89 @@ def test_every_soft_threshold_has_a_grace_period_and_sits_above_its_hard_one() -
         assert (t.soft is None) == (t.grace is None), signal
         if t.soft is not None:
             assert float(t.soft.rstrip("%")) > float(t.hard.rstrip("%")), signal
+
+
+# --- pool labels and taints -------------------------------------------------------------------------------
+
+
+def test_role_labels_go_through_capi_and_others_through_talos(kubevirt_docs: Docs) -> None:
+    objects = render(kubevirt_docs, "observed-kubevirt.yaml")
+    md = {o["metadata"]["name"]: o for o in objects if o["kind"] == "MachineDeployment"}["demo-big"]
+    assert md["spec"]["template"]["metadata"]["labels"] == {
+        "node-role.kubernetes.io/memory": "",
+        "cluster.x-k8s.io/cluster-name": "demo",
+        "tenantctl.io/nodepool": "big",
+    }
+    selector = {"cluster.x-k8s.io/cluster-name": "demo", "tenantctl.io/nodepool": "big"}
+    assert md["spec"]["selector"]["matchLabels"] == selector
+    machine = worker_config(objects, "big")["machine"]
+    assert machine["nodeLabels"] == {"example.com/workload": "memory-heavy"}
+
+
+def test_taints_are_registered_by_the_kubelet_not_patched_by_talos(kubevirt_docs: Docs) -> None:
+    machine = worker_config(render(kubevirt_docs, "observed-kubevirt.yaml"), "big")["machine"]
+    assert machine["kubelet"]["extraConfig"]["registerWithTaints"] == [
+        {"key": "example.com/workload", "value": "memory-heavy", "effect": "NoSchedule"}
+    ]
+    assert "nodeTaints" not in machine
+
+
+def test_an_empty_taint_value_is_left_out(kubevirt_docs: Docs) -> None:
+    doc(kubevirt_docs, "NodePool", "big")["spec"]["taints"] = [{"key": "example.com/gpu", "effect": "NoExecute"}]
+    machine = worker_config(render(kubevirt_docs, "observed-kubevirt.yaml"), "big")["machine"]
+    taints = machine["kubelet"]["extraConfig"]["registerWithTaints"]
+    assert taints == [{"key": "example.com/gpu", "effect": "NoExecute"}]
+
+
+def test_node_restriction_and_capi_node_domains_are_synced_by_capi(kubevirt_docs: Docs) -> None:
+    doc(kubevirt_docs, "NodePool", "big")["spec"]["labels"] = {
+        "node-restriction.kubernetes.io/tenant": "acme",
+        "a.node-restriction.kubernetes.io/x": "y",
+        "node.cluster.x-k8s.io/rack": "r1",
+        "team": "db",
+    }
+    objects = render(kubevirt_docs, "observed-kubevirt.yaml")
+    md = {o["metadata"]["name"]: o for o in objects if o["kind"] == "MachineDeployment"}["demo-big"]
+    labels = md["spec"]["template"]["metadata"]["labels"]
+    assert {k: v for k, v in labels.items() if "cluster-name" not in k and "nodepool" not in k} == {
+        "node-restriction.kubernetes.io/tenant": "acme",
+        "a.node-restriction.kubernetes.io/x": "y",
+        "node.cluster.x-k8s.io/rack": "r1",
+    }
+    assert worker_config(objects, "big")["machine"]["nodeLabels"] == {"team": "db"}
+
+
+def test_a_pool_without_labels_or_taints_renders_no_keys_for_them(kubevirt_docs: Docs) -> None:
+    objects = render(kubevirt_docs, "observed-kubevirt.yaml")
+    machine = worker_config(objects, "md0")["machine"]
+    assert "nodeLabels" not in machine and "registerWithTaints" not in machine["kubelet"]["extraConfig"]
+
+
+def test_labels_and_taints_change_no_other_pool_and_no_machine_template(kubevirt_docs: Docs) -> None:
+    plain = clone(kubevirt_docs)
+    for field in ("labels", "taints"):
+        doc(plain, "NodePool", "big")["spec"].pop(field)
+    before, after = render(plain, "observed-kubevirt.yaml"), render(kubevirt_docs, "observed-kubevirt.yaml")
+    for kind in ("KubevirtMachineTemplate", "TalosConfigTemplate", "MachineDeployment", "MachineHealthCheck"):
+        assert by_pool(before, kind)["md0"] == by_pool(after, kind)["md0"], kind
+    kmt = "KubevirtMachineTemplate"
+    assert by_pool(before, kmt)["big"]["metadata"]["name"] == by_pool(after, kmt)["big"]["metadata"]["name"]
+
+
+def test_labels_and_taints_validate_against_the_crds(kubevirt_docs: Docs, assert_valid: Validator) -> None:
+    doc(kubevirt_docs, "NodePool", "md0")["spec"].update(
+        labels={"node-role.kubernetes.io/infra": "", "example.com/tier": "gold"},
+        taints=[{"key": "node-role.kubernetes.io/infra", "effect": "PreferNoSchedule"}],
+    )
+    assert_valid(render(kubevirt_docs, "observed-kubevirt.yaml"))
+
+
+def test_node_labels_and_taints_for_reuse() -> None:
+    from tenantctl.render.node_placement import node_labels, node_taints
+
+    pool = parse_tenant_documents(load_example("kubevirt.yaml")).pools[1]
+    assert node_labels(pool) == {"example.com/workload": "memory-heavy", "node-role.kubernetes.io/memory": ""}
+    assert node_taints(pool) == [{"key": "example.com/workload", "value": "memory-heavy", "effect": "NoSchedule"}]
 
 
 # --- MachineHealthCheck timeouts ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, POOL_LABEL, Names, object_meta, object_ref
+from tenantctl.render.node_placement import capi_synced_labels
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.durations import format_seconds, parse_go_duration
@@ -71,7 +72,8 @@ def render_machine_deployment(
             },
         },
         "template": {
-            "metadata": {"labels": dict(selector)},
+            # CAPI copies node-role/node-restriction labels from here to the Nodes, in place.
+            "metadata": {"labels": {**capi_synced_labels(pool), **selector}},
             "spec": {
                 "clusterName": names.cluster,
                 "version": kubernetes_patch(cluster),

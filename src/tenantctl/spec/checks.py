@@ -14,6 +14,7 @@ from decimal import Decimal
 from tenantctl.problems import Problems
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.durations import DurationError, parse_go_duration
+from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.quantity import QuantityError, parse_quantity
@@ -282,6 +283,8 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 "without both the instanceType sizes the VM",
             )
     _check_health(at, pool, problems)
+    _check_labels(at, pool, problems)
+    _check_taints(at, pool, problems)
 
 
 def _check_replicas(at: str, pool: NodePool, problems: Problems) -> None:
@@ -411,3 +414,39 @@ def _check_max_unhealthy(path: str, value: str | int, problems: Problems) -> Non
     elif not text.isascii() or not text.isdigit():
         problems.error(path, f"{value!r} must be an integer or an integer percentage like 50%")
 
+
+def _check_labels(at: str, pool: NodePool, problems: Problems) -> None:
+    for key, value in pool.spec.labels.items():
+        path = f"{at}.spec.labels[{key!r}]"
+        _check_node_key(path, key, "label", problems)
+        if (why := label_value_problem(value)) is not None:
+            problems.error(path, f"value {value!r} {why}")
+
+
+def _check_taints(at: str, pool: NodePool, problems: Problems) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for i, taint in enumerate(pool.spec.taints):
+        path = f"{at}.spec.taints[{i}]"
+        _check_node_key(f"{path}.key", taint.key, "taint", problems)
+        if (why := label_value_problem(taint.value)) is not None:
+            problems.error(f"{path}.value", f"{taint.value!r} {why}")
+        if taint.effect not in TAINT_EFFECTS:
+            problems.error(f"{path}.effect", f"{taint.effect!r} is not one of {', '.join(TAINT_EFFECTS)}")
+        first = seen.setdefault((taint.key, taint.effect), i)
+        if first != i:
+            problems.error(
+                path,
+                f"duplicate taint {taint.key!r} with effect {taint.effect!r} (also taints[{first}]); "
+                "a Node holds one taint per key and effect",
+            )
+
+
+def _check_node_key(path: str, key: str, what: str, problems: Problems) -> None:
+    if (why := label_key_problem(key)) is not None:
+        problems.error(path, f"{what} key {key!r} {why}")
+    elif (domain := reserved_domain(key)) is not None:
+        problems.error(
+            path,
+            f"{what} key {key!r} is in the reserved domain {domain!r}; of it only node-role.kubernetes.io/* "
+            "and node-restriction.kubernetes.io/* may be set on a pool",
+        )

@@ -19,6 +19,7 @@ __all__ = [
     "ProxmoxPoolSpec",
     "ResourcesSpec",
     "RollingUpdateSpec",
+    "TaintSpec",
 ]
 
 Quantity = str | int | float
@@ -71,6 +72,12 @@ class HealthCheckSpec(SpecModel):
     ready_false_timeout: str = Field(default="10m", description="Go duration; zero and negative refused.")
 
 
+class TaintSpec(SpecModel):
+    key: str = Field(description="Qualified name; reserved domains refused as for labels.")
+    value: str = Field(default="", description="Label-value syntax; may be empty.")
+    effect: str = Field(description="NoSchedule, PreferNoSchedule or NoExecute.")
+
+
 class NodePoolSpec(SpecModel):
     cluster: str = Field(description="Name of the TenantCluster in the same namespace.")
     replicas: int | None = Field(default=None, ge=0, description="Fixed size (default 2).")
@@ -81,6 +88,14 @@ class NodePoolSpec(SpecModel):
     proxmox: ProxmoxPoolSpec | None = None
     rolling_update: RollingUpdateSpec = Field(default_factory=RollingUpdateSpec)
     health_check: HealthCheckSpec = Field(default_factory=HealthCheckSpec)
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels of the pool's Nodes; `kubernetes.io`, `k8s.io`, `tenantctl.io` refused except "
+        "`node-role.kubernetes.io/*` and `node-restriction.kubernetes.io/*`.",
+    )
+    taints: list[TaintSpec] = Field(
+        default_factory=list, description="Taints the pool's Nodes register with (`key`, `value`, `effect`)."
+    )
 
     @property
     def autoscaled(self) -> bool:
@@ -92,7 +107,6 @@ class NodePoolSpec(SpecModel):
         if self.autoscaled:
             return max(self.max_replicas or 0, self.min_replicas or 0)
         return self.replicas if self.replicas is not None else DEFAULT_REPLICAS
-
 
 
 class NodePool(SpecModel):
