@@ -173,3 +173,35 @@ def test_health_check_timeouts_are_go_durations_rendered_in_seconds(
 def test_max_unhealthy_count_or_percent(proxmox_docs: Docs, given: Any, rendered: Any) -> None:
     doc(proxmox_docs, "NodePool")["spec"]["healthCheck"] = {"maxUnhealthy": given}
     assert one(render(proxmox_docs), "MachineHealthCheck")["spec"]["maxUnhealthy"] == rendered
+
+
+# --- the management cluster's DNS domain -------------------------------------------------------------------
+
+
+def test_an_observed_management_domain_replaces_cluster_local_everywhere(kubevirt_docs: Docs) -> None:
+    """The tenant's own clusterDomain stays cluster.local; nothing of the management side may."""
+    observed = load_example("observed-kubevirt.yaml")
+    observed[0]["managementClusterDomain"] = "mgmt.example"
+    objects = render(kubevirt_docs, observed)
+    sans = one(objects, "KamajiControlPlane")["spec"]["network"]["certSANs"]
+    assert "demo.tenant-demo.svc.mgmt.example" in sans
+    config = worker_config(objects, "md0")
+    network = config["machine"]["network"]
+    assert network["searchDomains"] == ["svc.mgmt.example", "mgmt.example"]
+    (host,) = network["extraHostEntries"]
+    assert host["aliases"] == ["demo.tenant-demo.svc", "demo.tenant-demo.svc.mgmt.example"]
+    assert config["cluster"]["controlPlane"]["endpoint"] == "https://demo.tenant-demo.svc:6443"
+    assert config["cluster"]["network"]["dnsDomain"] == "cluster.local"
+    for where in (sans, network, config["cluster"]["controlPlane"]):
+        assert "cluster.local" not in yaml.safe_dump(where), where
+    (talos_tls,) = [o for o in objects if o["kind"] == "Certificate" and "dnsNames" in o["spec"]]
+    assert talos_tls["spec"]["dnsNames"] == ["demo.tenant-demo.svc", "demo.tenant-demo.svc.mgmt.example"]
+
+
+def test_with_both_domains_set_no_cluster_local_is_left_anywhere(kubevirt_docs: Docs) -> None:
+    from tenantctl.documents import dump_objects
+
+    doc(kubevirt_docs, "TenantCluster")["spec"]["network"] = {"clusterDomain": "tenant.example"}
+    observed = load_example("observed-kubevirt.yaml")
+    observed[0]["managementClusterDomain"] = "mgmt.example"
+    assert "cluster.local" not in dump_objects(render(kubevirt_docs, observed))
