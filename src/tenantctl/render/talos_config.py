@@ -14,7 +14,8 @@ import yaml
 from tenantctl.problems import Problems
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names, object_meta
-from tenantctl.render.sizing import kubelet_reservations
+from tenantctl.render.node_placement import kubelet_labels, node_taints
+from tenantctl.render.sizing import eviction_config, kubelet_reservations
 from tenantctl.render.substrates import Substrate
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
@@ -92,14 +93,11 @@ def worker_machine_config(
         "extraConfig": {
             "systemReserved": {"cpu": reserved.system_cpu, "memory": reserved.system_memory},
             "kubeReserved": {"cpu": reserved.kube_cpu, "memory": reserved.kube_memory},
-            "evictionHard": {
-                "memory.available": "7%",
-                "nodefs.available": "10%",
-                "imagefs.available": "15%",
-                "nodefs.inodesFree": "5%",
-            },
+            **eviction_config(),
         },
     }
+    if taints := node_taints(pool):
+        kubelet["extraConfig"]["registerWithTaints"] = taints
     if substrate.external_cloud_provider:
         kubelet["extraArgs"] = {"cloud-provider": "external"}
     machine: dict[str, Any] = {
@@ -111,6 +109,9 @@ def worker_machine_config(
         "install": {"disk": substrate.install_disk, "image": pulled["talos-installer"], "wipe": False},
         "features": {"rbac": True, "kubePrism": {"enabled": False}},
     }
+    # Only a pool with labels gets the key: the others' TalosConfigTemplates stay as they were.
+    if labels := kubelet_labels(pool):
+        machine["nodeLabels"] = labels
     if cluster.spec.talos.registry_mirrors:
         machine["registries"] = _registries(cluster)
     return {
