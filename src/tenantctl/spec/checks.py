@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from tenantctl.problems import Problems
+from tenantctl.spec import syntax
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
@@ -21,12 +22,12 @@ from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW,
 
 __all__ = ["check_ip_capacity", "check_node_pool", "check_tenant_cluster", "pool_addresses", "ref"]
 
-_KUBE_VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
-_TALOS_VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
-_SCHEMATIC = re.compile(r"^[0-9a-f]{64}$")
-_DURATION = re.compile(r"^\d+[smh]$")
-_PERCENT_OR_INT = re.compile(r"^\d+%?$")
-_PVE_TAG = re.compile(r"^[a-z0-9_][a-z0-9_\-+.]*$")
+_KUBE_VERSION = re.compile(syntax.KUBE_VERSION)
+_TALOS_VERSION = re.compile(syntax.TALOS_VERSION)
+_SCHEMATIC = re.compile(syntax.SCHEMATIC_ID)
+_DURATION = re.compile(syntax.DURATION)
+_PERCENT_OR_INT = re.compile(syntax.PERCENT_OR_INT)
+_PVE_TAG = re.compile(syntax.PVE_TAG)
 
 
 def ref(kind: str, name: str) -> str:
@@ -129,6 +130,7 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         return
     if not px.allowed_nodes:
         problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
+    _check_set(f"{base}.allowedNodes", px.allowed_nodes, problems)
     if not px.dns_servers:
         problems.error(
             f"{base}.dnsServers",
@@ -354,6 +356,7 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
         for i, tag in enumerate(px.template_tags):
             if not _PVE_TAG.match(tag):
                 problems.error(f"{base}.templateTags[{i}]", f"{tag!r} is not a Proxmox tag (a-z 0-9 _ - + .)")
+        _check_set(f"{base}.templateTags", px.template_tags, problems)
     if not px.full:
         for field, value in (("storage", px.storage), ("format", px.format)):
             if value is not None:
@@ -365,6 +368,13 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
     for field, value in (("sourceNode", px.source_node), ("pool", px.pool), ("network.bridge", px.network.bridge)):
         if value is not None and not value.strip():
             problems.error(f"{base}.{field}", "must not be empty")
+
+
+def _check_set(path: str, items: Sequence[str], problems: Problems) -> None:
+    """A list the CRD declares a set (`x-kubernetes-list-type: set`): the API server refuses repeats."""
+    for i, item in enumerate(items):
+        if item in items[:i]:
+            problems.error(f"{path}[{i}]", f"duplicate entry {item!r} (already at index {items.index(item)})")
 
 
 def _check_health(at: str, pool: NodePool, problems: Problems) -> None:
