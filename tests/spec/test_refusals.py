@@ -343,10 +343,6 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(px, "allowedNodes", ["pve1", "pve2", "pve1"]),
         "TenantCluster/acme.spec.proxmox.allowedNodes[2]", "duplicate entry 'pve1' (already at index 0)",
     ),
-    "duplicate templateTags": Case(
-        "proxmox.yaml", _set(ppx, "templateTags", ["talos", "talos"]),
-        "NodePool/md0.spec.proxmox.templateTags[1]", "duplicate entry 'talos'",
-    ),
     "empty sourceNode": Case(
         "proxmox.yaml", _set(ppx, "sourceNode", " "), "NodePool/md0.spec.proxmox.sourceNode", "must not be empty",
     ),

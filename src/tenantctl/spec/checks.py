@@ -356,7 +356,6 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
         for i, tag in enumerate(px.template_tags):
             if not _PVE_TAG.match(tag):
                 problems.error(f"{base}.templateTags[{i}]", f"{tag!r} is not a Proxmox tag (a-z 0-9 _ - + .)")
-        _check_set(f"{base}.templateTags", px.template_tags, problems)
     if not px.full:
         for field, value in (("storage", px.storage), ("format", px.format)):
             if value is not None:

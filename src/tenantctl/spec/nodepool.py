@@ -65,7 +65,8 @@ class ProxmoxPoolSpec(SpecModel):
         default=None,
         max_length=32,
         description="Exact tag set of the Talos template (or templateID).",
-        json_schema_extra={"minItems": 1, "x-kubernetes-list-type": "set"},
+        # Atomic, not a set: repeats are harmless, the renderer sorts and deduplicates the tags.
+        json_schema_extra={"minItems": 1},
     )
     template_id: int | None = Field(default=None, alias="templateID", ge=100, description="VMID of the template.")
     full: bool = Field(default=False, description="Full clone; linked clones (default) share the template's disk.")

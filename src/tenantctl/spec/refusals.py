@@ -104,7 +104,6 @@ REFUSALS: dict[str, Refusal] = {
     "templateTags entry not a Proxmox tag": _s("`pattern` on each item"),
     "empty sourceNode": _c("`self.trim() != ''`"),
     "duplicate allowedNodes": _s("`x-kubernetes-list-type: set`"),
-    "duplicate templateTags": _s("`x-kubernetes-list-type: set`"),
     "maxUnhealthy not a count or percent": _s("`pattern`"),
     "health timeout not whole units": _s("`pattern`"),
     "duplicate NodePool": Refusal(Layer.API_SERVER, "names are unique per namespace (AlreadyExists)"),
