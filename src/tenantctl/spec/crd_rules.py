@@ -310,6 +310,16 @@ MODEL_RULES: dict[str, tuple[Rule, ...]] = {
     ),
 }
 
+def _duration_at_least(floor: str, why: str) -> Rule:
+    """Positive (or at least `floor`); a value the pattern refuses is left to the pattern's message."""
+    bound = f"duration(self) >= duration('{floor}')" if floor else "duration(self) > duration('0s')"
+    shown = f"is under {floor}" if floor else "must be a positive duration"
+    return {
+        "rule": f"!self.matches('{syntax.GO_DURATION}') || {bound}",
+        "messageExpression": f"{_q('self')} + ' {shown}, {why}'",
+    }
+
+
 _NOT_EMPTY: tuple[Rule, ...] = ({"rule": "self.trim() != ''", "message": "must not be empty"},)
 _NETWORK_CIDR: tuple[Rule, ...] = (
     {
@@ -335,6 +345,17 @@ FIELD_RULES: dict[str, tuple[Rule, ...]] = {
     ),
     "ResourcesSpec.cpu": (_quantity("cpu"),),
     "ResourcesSpec.memory": (_quantity("memory"),),
+    "HealthCheckSpec.nodeStartupTimeout": (
+        _duration_at_least("30s", "which the Cluster API MachineHealthCheck webhook refuses"),
+    ),
+    "HealthCheckSpec.readyUnknownTimeout": (_duration_at_least("", "a zero timeout remediates every new worker"),),
+    "HealthCheckSpec.readyFalseTimeout": (_duration_at_least("", "a zero timeout remediates every new worker"),),
+    "HealthCheckSpec.maxUnhealthy": (
+        {
+            "rule": "type(self) == int || !self.matches('^[0-9]+%$') || int(self.replace('%', '')) <= 100",
+            "messageExpression": _q("string(self)") + " + ' is more than 100%'",
+        },
+    ),
     "ProxmoxPoolSpec.sourceNode": _NOT_EMPTY,
     "ProxmoxPoolSpec.pool": _NOT_EMPTY,
     "ProxmoxNetworkSpec.bridge": _NOT_EMPTY,

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from tenantctl.spec import syntax
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.labels import TAINT_EFFECTS
 from tenantctl.spec.tenant import ObjectMeta
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     "ProxmoxPoolSpec",
     "ResourcesSpec",
     "RollingUpdateSpec",
+    "TaintSpec",
 ]
 
 Quantity = str | int | float
@@ -84,16 +86,44 @@ class RollingUpdateSpec(SpecModel):
     max_unavailable: int = Field(default=0, ge=0)
 
 
-_DURATION_SYNTAX: dict[str, Any] = {"pattern": syntax.DURATION}
+_DURATION_MAX = 32
+_DURATION_SYNTAX: dict[str, Any] = {"pattern": syntax.GO_DURATION}
 
 
 class HealthCheckSpec(SpecModel):
     max_unhealthy: str | int = Field(
-        default="50%", json_schema_extra={"pattern": syntax.PERCENT_OR_INT, "minimum": 0, "maxLength": 16}
+        default="50%",
+        description="Count or percentage (`50%`) of the pool.",
+        json_schema_extra={"pattern": syntax.PERCENT_OR_INT, "minimum": 0, "maxLength": 16},
     )
-    node_startup_timeout: str = Field(default="20m", max_length=16, json_schema_extra=_DURATION_SYNTAX)
-    ready_unknown_timeout: str = Field(default="5m", max_length=16, json_schema_extra=_DURATION_SYNTAX)
-    ready_false_timeout: str = Field(default="10m", max_length=16, json_schema_extra=_DURATION_SYNTAX)
+    node_startup_timeout: str = Field(
+        default="20m",
+        max_length=_DURATION_MAX,
+        description="Go duration (`20m`, `1h30m`, `1.5h`); at least 30s.",
+        json_schema_extra=_DURATION_SYNTAX,
+    )
+    ready_unknown_timeout: str = Field(
+        default="5m",
+        max_length=_DURATION_MAX,
+        description="Go duration; zero and negative refused.",
+        json_schema_extra=_DURATION_SYNTAX,
+    )
+    ready_false_timeout: str = Field(
+        default="10m",
+        max_length=_DURATION_MAX,
+        description="Go duration; zero and negative refused.",
+        json_schema_extra=_DURATION_SYNTAX,
+    )
+
+
+class TaintSpec(SpecModel):
+    key: str = Field(max_length=317, description="Qualified name; reserved domains refused as for labels.")
+    value: str = Field(default="", max_length=63, description="Label-value syntax; may be empty.")
+    effect: str = Field(
+        max_length=32,
+        description="NoSchedule, PreferNoSchedule or NoExecute.",
+        json_schema_extra={"enum": list(TAINT_EFFECTS)},
+    )
 
 
 class NodePoolSpec(SpecModel):
@@ -110,6 +140,14 @@ class NodePoolSpec(SpecModel):
     proxmox: ProxmoxPoolSpec | None = None
     rolling_update: RollingUpdateSpec = Field(default_factory=RollingUpdateSpec)
     health_check: HealthCheckSpec = Field(default_factory=HealthCheckSpec)
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels of the pool's Nodes; `kubernetes.io`, `k8s.io`, `tenantctl.io` refused except "
+        "`node-role.kubernetes.io/*` and `node-restriction.kubernetes.io/*`.",
+    )
+    taints: list[TaintSpec] = Field(
+        default_factory=list, description="Taints the pool's Nodes register with (`key`, `value`, `effect`)."
+    )
 
     @property
     def autoscaled(self) -> bool:
@@ -121,7 +159,6 @@ class NodePoolSpec(SpecModel):
         if self.autoscaled:
             return max(self.max_replicas or 0, self.min_replicas or 0)
         return self.replicas if self.replicas is not None else DEFAULT_REPLICAS
-
 
 
 class NodePool(SpecModel):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["REFUSALS", "Layer", "Refusal", "markdown_table"]
+__all__ = ["LIVE_ONLY", "REFUSALS", "Layer", "Refusal", "markdown_table", "refusal_for"]
 
 
 class Layer(StrEnum):
@@ -40,7 +40,8 @@ def _w(how: str) -> Refusal:
     return Refusal(Layer.WEBHOOK, how)
 
 
-# Keys are the refusal cases of the spec tests, plus the refusals only a live object can have.
+# Keys are the refusal cases of the spec tests (or the start of a family of them, e.g. every
+# "label key …" case), plus the refusals only a live object can have (`LIVE_ONLY`).
 REFUSALS: dict[str, Refusal] = {
     "unknown field with suggestion": _s("no such property (kubectl's strict field validation; pruned otherwise)"),
     "unknown field in a pool": _s("no such property (kubectl's strict field validation; pruned otherwise)"),
@@ -105,7 +106,19 @@ REFUSALS: dict[str, Refusal] = {
     "empty sourceNode": _c("`self.trim() != ''`"),
     "duplicate allowedNodes": _s("`x-kubernetes-list-type: set`"),
     "maxUnhealthy not a count or percent": _s("`pattern`"),
-    "health timeout not whole units": _s("`pattern`"),
+    "maxUnhealthy": _s("`pattern`, `minimum`; over 100%: a CEL rule"),
+    "health timeout": _s("`pattern` (an unsigned Go duration)"),
+    "zero Ready=False timeout": _c("`duration(self) > duration('0s')`"),
+    "negative Ready=Unknown timeout": _s("`pattern` (an unsigned Go duration)"),
+    "zero node startup timeout": _c("`duration(self) >= duration('30s')`"),
+    "node startup timeout under CAPI's 30s": _c("`duration(self) >= duration('30s')`"),
+    "label in reserved domain": _w("not yet a CEL rule"),
+    "label key": _w("not yet a CEL rule"),
+    "label value": _w("not yet a CEL rule"),
+    "taint effect": _s("`enum`, `required`"),
+    "taint key and effect twice": _w("not yet a CEL rule"),
+    "taint key": _w("not yet a CEL rule"),
+    "taint value": _w("not yet a CEL rule"),
     "duplicate NodePool": Refusal(Layer.API_SERVER, "names are unique per namespace (AlreadyExists)"),
     "unsupported kind": Refusal(Layer.API_SERVER, "only the served kinds exist"),
     "wrong type": _s("`type`"),
@@ -115,6 +128,25 @@ REFUSALS: dict[str, Refusal] = {
     "cluster deleted while pools remain": _w("lists the cluster's NodePools on DELETE"),
     "address range that ends before it starts": _w("CEL has no order on IP addresses"),
 }
+
+
+LIVE_ONLY = frozenset({
+    "substrate changed on a live cluster",
+    "network changed on a live cluster",
+    "pool moved to another cluster",
+    "cluster deleted while pools remain",
+    "address range that ends before it starts",
+})
+
+
+def refusal_for(case: str) -> Refusal:
+    """The row of a refusal case: its own, else the longest family name it starts with (KeyError: none)."""
+    if case in REFUSALS:
+        return REFUSALS[case]
+    family = max((name for name in REFUSALS if case.startswith(name + " ")), key=len, default=None)
+    if family is None:
+        raise KeyError(case)
+    return REFUSALS[family]
 
 
 def markdown_table() -> str:

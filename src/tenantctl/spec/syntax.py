@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = [
     "DNS_LABEL",
     "DNS_SUBDOMAIN",
-    "DURATION",
+    "GO_DURATION",
     "KUBE_VERSION",
     "MINOR_PREFIX",
     "PERCENT_OR_INT",
@@ -26,5 +26,6 @@ SCHEMATIC_ID = r"^[0-9a-f]{64}$"
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 PVE_TAG = r"^[a-z0-9_][a-z0-9_+.-]*$"
-DURATION = r"^[0-9]+[smh]$"
+GO_DURATION = r"^(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+$"
+"""An unsigned Go duration (`20m`, `1h30m`, `1.5h`), as `time.ParseDuration` and CEL `duration()` read it."""
 PERCENT_OR_INT = r"^[0-9]+%?$"
