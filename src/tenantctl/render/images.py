@@ -16,6 +16,11 @@ IMAGES: dict[str, str] = {
     "csi-attacher": "registry.k8s.io/sig-storage/csi-attacher:v4.8.0",
     "csi-provisioner": "registry.k8s.io/sig-storage/csi-provisioner:v5.1.0",
     "csi-resizer": "registry.k8s.io/sig-storage/csi-resizer:v1.13.1",
+    # cluster-autoscaler 1.32.0 + fix-downscale.diff: upstream's clusterapi provider refuses any SetSize
+    # above the group's max, so a pool left above a lowered maxReplicas could not shrink one step at a
+    # time. Cozystack's build, by digest (cozystack/cozystack packages/apps/kubernetes/images/*.tag).
+    "cluster-autoscaler": "ghcr.io/cozystack/cozystack/cluster-autoscaler:v1.6.0"
+    "@sha256:d188f395a31e37ea09bfa91e45d7ce1606b7459192a437fa66bb760ffb5f17d2",
     "csi-livenessprobe": "registry.k8s.io/sig-storage/livenessprobe:v2.14.0",
 }
 

@@ -9,9 +9,23 @@ from decimal import Decimal
 from tenantctl.spec import NodePool
 from tenantctl.spec.quantity import parse_quantity
 
-__all__ = ["KubeletReservations", "capmox_memory_mib", "kubelet_reservations", "memory_mib", "num_cores"]
+__all__ = [
+    "EVICTION_HARD",
+    "KubeletReservations",
+    "capmox_memory_mib",
+    "kubelet_reservations",
+    "memory_mib",
+    "num_cores",
+]
 
 _MIB = Decimal(2) ** 20
+# The kubelet's hard eviction thresholds on every worker; scale-from-zero capacity subtracts memory's.
+EVICTION_HARD: dict[str, str] = {
+    "memory.available": "7%",
+    "nodefs.available": "10%",
+    "imagefs.available": "15%",
+    "nodefs.inodesFree": "5%",
+}
 
 
 def num_cores(cpu: str | int | float) -> int:

@@ -26,6 +26,8 @@ class Substrate:
     external_cloud_provider: bool
     render_infra_cluster: Callable[[TenantCluster], dict[str, Any]]
     render_machine_template: Callable[[TenantCluster, NodePool], dict[str, Any]]
+    # The resource of that template, which the cluster-autoscaler reads (scale from zero).
+    machine_templates: str
     # The cloud-controller-manager and CSI controller that drive the tenant from its namespace here.
     render_controllers: Callable[[TenantCluster], list[dict[str, Any]]]
     csi_node_release: Callable[[TenantCluster], CsiNodeRelease | None]
@@ -39,6 +41,7 @@ SUBSTRATES: dict[str, Substrate] = {
         external_cloud_provider=False,
         render_infra_cluster=render_kubevirt_cluster,
         render_machine_template=render_kubevirt_machine_template,
+        machine_templates="kubevirtmachinetemplates",
         render_controllers=render_kubevirt_controllers,
         csi_node_release=kubevirt_csi_node_release,
     ),
@@ -49,6 +52,7 @@ SUBSTRATES: dict[str, Substrate] = {
         external_cloud_provider=True,
         render_infra_cluster=render_proxmox_cluster,
         render_machine_template=render_proxmox_machine_template,
+        machine_templates="proxmoxmachinetemplates",
         render_controllers=render_proxmox_controllers,
         csi_node_release=proxmox_csi_node_release,
     ),

@@ -14,7 +14,7 @@ import yaml
 from tenantctl.problems import Problems
 from tenantctl.render.images import kubelet_image
 from tenantctl.render.meta import Names, object_meta
-from tenantctl.render.sizing import kubelet_reservations
+from tenantctl.render.sizing import EVICTION_HARD, kubelet_reservations
 from tenantctl.render.substrates import Substrate
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
@@ -67,12 +67,7 @@ def worker_machine_config(
         "extraConfig": {
             "systemReserved": {"cpu": reserved.system_cpu, "memory": reserved.system_memory},
             "kubeReserved": {"cpu": reserved.kube_cpu, "memory": reserved.kube_memory},
-            "evictionHard": {
-                "memory.available": "7%",
-                "nodefs.available": "10%",
-                "imagefs.available": "15%",
-                "nodefs.inodesFree": "5%",
-            },
+            "evictionHard": dict(EVICTION_HARD),
         },
     }
     if substrate.external_cloud_provider:

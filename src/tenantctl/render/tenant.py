@@ -7,6 +7,7 @@ from typing import Any
 
 from tenantctl.problems import Problems
 from tenantctl.render.addons import render_addons
+from tenantctl.render.autoscaler import render_autoscaler
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
@@ -55,6 +56,7 @@ def render_cluster(
             render_machine_health_check(cluster, pool),
         ]
     objects += substrate.render_controllers(cluster)
+    objects += render_autoscaler(cluster, pools, substrate.machine_templates)
     if observed is not None:
         objects += render_addons(cluster, observed, charts, substrate.csi_node_release(cluster))
     return objects

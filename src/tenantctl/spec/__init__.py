@@ -1,5 +1,6 @@
 """What a user asks for: `TenantCluster` and `NodePool` models, parsed and checked in one pass."""
 
+from tenantctl.spec.autoscaling import AutoscalingSpec
 from tenantctl.spec.loader import API_VERSION, TenantInput, parse_observed, parse_tenant_documents
 from tenantctl.spec.nodepool import (
     DEFAULT_REPLICAS,
@@ -31,6 +32,7 @@ from tenantctl.spec.tenant import (
 __all__ = [
     "API_VERSION",
     "DEFAULT_REPLICAS",
+    "AutoscalingSpec",
     "CCMSpec",
     "CSISpec",
     "ControlPlaneSpec",

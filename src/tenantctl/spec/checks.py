@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from tenantctl.problems import Problems
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.quantity import QuantityError, parse_quantity
@@ -262,6 +263,7 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 f"{length} characters (<cluster>-<pool>-xxxxx-xxxxx), over the {LABEL_MAX}-character label limit",
             )
     _check_replicas(at, pool, problems)
+    check_autoscaling(at, spec.autoscaling, spec.autoscaled, problems)
     _check_resources(at, pool, problems)
     substrate = cluster.spec.substrate if cluster is not None else None
     if substrate == "proxmox":
