@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tenantctl.render.exposure import apiserver_network
 from tenantctl.render.images import IMAGES
 from tenantctl.render.meta import Names, object_meta
 from tenantctl.render.versions import kubernetes_patch
@@ -16,10 +17,9 @@ KAMAJI_API = "controlplane.cluster.x-k8s.io/v1alpha1"
 KUBECONFIG_KEY = "super-admin.svc"
 
 
-def render_kamaji_control_plane(
-    cluster: TenantCluster, service_type: str, observed: ObservedState | None
-) -> dict[str, Any]:
-    """certSANs: the Service's DNS names, plus its address once observed (a worker dials the address)."""
+def render_kamaji_control_plane(cluster: TenantCluster, observed: ObservedState | None) -> dict[str, Any]:
+    """certSANs: the Service's DNS names, its address once observed (a worker dials the address), and
+    the exposed host name."""
     names = Names(cluster)
     cert_sans = names.apiserver_dns_names(observed)
     if observed is not None and observed.endpoint not in cert_sans:
@@ -40,7 +40,7 @@ def render_kamaji_control_plane(
             "dataStoreName": cluster.spec.control_plane.data_store_name,
             "addons": {"konnectivity": {"server": {"port": 8132}}},
             "kubelet": {"cgroupfs": "systemd", "preferredAddressTypes": ["InternalIP", "ExternalIP"]},
-            "network": {"serviceType": service_type, "certSANs": cert_sans},
+            "network": apiserver_network(cluster, cert_sans),
             "deployment": {
                 "extraContainers": [
                     {

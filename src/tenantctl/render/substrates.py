@@ -19,8 +19,6 @@ __all__ = ["SUBSTRATES", "Substrate"]
 @dataclass(frozen=True)
 class Substrate:
     name: str
-    # A Proxmox worker lives on the hypervisor's L2 and cannot route to a ClusterIP.
-    apiserver_service_type: str
     install_disk: str
     # Proxmox nodes are initialised by the external CCM (region/zone, providerID).
     external_cloud_provider: bool
@@ -36,7 +34,6 @@ class Substrate:
 SUBSTRATES: dict[str, Substrate] = {
     "kubevirt": Substrate(
         name="kubevirt",
-        apiserver_service_type="ClusterIP",
         install_disk="/dev/vda",
         external_cloud_provider=False,
         render_infra_cluster=render_kubevirt_cluster,
@@ -47,7 +44,6 @@ SUBSTRATES: dict[str, Substrate] = {
     ),
     "proxmox": Substrate(
         name="proxmox",
-        apiserver_service_type="LoadBalancer",
         install_disk="/dev/sda",
         external_cloud_provider=True,
         render_infra_cluster=render_proxmox_cluster,

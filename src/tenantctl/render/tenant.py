@@ -38,7 +38,7 @@ def render_cluster(
         problems = Problems()
         check_observed(cluster, observed, problems)
         problems.raise_if_errors()
-    control_plane = render_kamaji_control_plane(cluster, substrate.apiserver_service_type, observed)
+    control_plane = render_kamaji_control_plane(cluster, observed)
     infra_cluster = substrate.render_infra_cluster(cluster)
     objects: list[dict[str, Any]] = [
         *render_talos_pki(cluster, observed),

@@ -14,6 +14,7 @@ from decimal import Decimal
 from tenantctl.problems import Problems
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.autoscaling import check_autoscaling
+from tenantctl.spec.exposure import check_expose
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.quantity import QuantityError, parse_quantity
@@ -45,6 +46,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
         )
     _check_versions(at, tc, problems)
     _check_network(at, tc, problems)
+    check_expose(at, spec.expose, spec.substrate, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:
             problems.error(

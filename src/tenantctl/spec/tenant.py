@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.exposure import ExposeSpec
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
 __all__ = [
@@ -129,6 +130,7 @@ class TenantClusterSpec(SpecModel):
     talos: TalosSpec = Field(default_factory=TalosSpec)
     os_image: str | None = Field(default=None, description="KubeVirt only: worker disk image URL override.")
     proxmox: ProxmoxClusterSpec | None = Field(default=None, description="Required on substrate proxmox.")
+    expose: ExposeSpec | None = Field(default=None, description="How the tenant's API is reached from outside.")
 
 
 class TenantCluster(SpecModel):
