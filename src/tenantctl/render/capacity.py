@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from tenantctl.render.instancetypes import INSTANCETYPE_SIZES
-from tenantctl.render.sizing import EVICTION_HARD, capmox_memory_mib, kubelet_reservations, num_cores
+from tenantctl.render.sizing import EVICTION, capmox_memory_mib, kubelet_reservations, num_cores
 from tenantctl.spec import NodePool
 from tenantctl.spec.quantity import parse_quantity
 
@@ -60,8 +60,9 @@ def allocatable_annotations(substrate: str, pool: NodePool) -> dict[str, str]:
     reserved = kubelet_reservations(pool)
     cpu_m = size.cores * 1000 - sum(int(parse_quantity(q) * 1000) for q in (reserved.system_cpu, reserved.kube_cpu))
     held = sum(parse_quantity(q) for q in (reserved.system_memory, reserved.kube_memory))
-    held += _percent_of(EVICTION_HARD["memory.available"], size.memory_bytes)
+    held += _percent_of(EVICTION["memory.available"].hard, size.memory_bytes)
     memory_mi = math.floor((size.memory_bytes - held) / _MIB)
     if cpu_m <= 0 or memory_mi <= 0:
         return {}
     return {CAPACITY_CPU: f"{cpu_m}m", CAPACITY_MEMORY: f"{memory_mi}Mi"}
+

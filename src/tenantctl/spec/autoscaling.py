@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 from pydantic import Field
 
 from tenantctl.problems import Problems
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.durations import DurationError, parse_go_duration
 
-__all__ = ["DEFAULT_MAX_NODE_PROVISION_TIME", "AutoscalingSpec", "check_autoscaling", "duration_seconds"]
+__all__ = ["DEFAULT_MAX_NODE_PROVISION_TIME", "AutoscalingSpec", "check_autoscaling"]
 
 DEFAULT_MAX_NODE_PROVISION_TIME = "30m"
-# Whole hours, minutes and seconds, compound allowed (`1h30m`, `20m0s`): a subset of Go's syntax on
-# purpose. The autoscaler ignores an annotation it cannot parse and silently keeps its own default.
-_GO_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
 class AutoscalingSpec(SpecModel):
@@ -25,16 +21,9 @@ class AutoscalingSpec(SpecModel):
     )
 
 
-def duration_seconds(value: str) -> int | None:
-    """Seconds of a `1h30m`-style duration, or None when it is not one."""
-    match = _GO_DURATION.match(value)
-    if not value or match is None:
-        return None
-    hours, minutes, seconds = (int(g or 0) for g in match.groups())
-    return hours * 3600 + minutes * 60 + seconds
-
-
 def check_autoscaling(at: str, autoscaling: AutoscalingSpec | None, autoscaled: bool, problems: Problems) -> None:
+    """The autoscaler ignores an annotation it cannot parse and keeps its own default without a word,
+    so the value is parsed here exactly as Go does."""
     if autoscaling is None:
         return
     if not autoscaled:
@@ -43,14 +32,11 @@ def check_autoscaling(at: str, autoscaling: AutoscalingSpec | None, autoscaled: 
             "applies only to an autoscaled pool (minReplicas/maxReplicas); this pool has a fixed size",
         )
     value = autoscaling.max_node_provision_time
-    seconds = duration_seconds(value)
-    if seconds is None:
-        problems.error(
-            f"{at}.spec.autoscaling.maxNodeProvisionTime",
-            f"{value!r} is not a duration of whole hours, minutes and seconds (e.g. 30m, 1h30m, 20m0s)",
-        )
-    elif seconds <= 0:
-        problems.error(
-            f"{at}.spec.autoscaling.maxNodeProvisionTime",
-            f"{value!r} must be positive: a zero timeout gives up on every worker before it boots",
-        )
+    field = f"{at}.spec.autoscaling.maxNodeProvisionTime"
+    try:
+        nanos = parse_go_duration(value)
+    except DurationError as exc:
+        problems.error(field, str(exc))
+        return
+    if nanos <= 0:
+        problems.error(field, f"{value!r} must be positive: a zero timeout gives up on every worker before it boots")
