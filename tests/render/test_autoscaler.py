@@ -133,6 +133,27 @@ def test_scale_from_zero_capacity_matches_a_hand_computation(kubevirt_docs: Docs
     }
 
 
+def test_scale_from_zero_knows_the_pools_labels_and_taints(kubevirt_docs: Docs) -> None:
+    """Pending pods with the pool's selector or toleration grow this pool (the example's `big`)."""
+    spec = doc(kubevirt_docs, "NodePool", "big")["spec"]
+    spec.pop("replicas")
+    spec.update(minReplicas=0, maxReplicas=2)
+    spec["taints"].append({"key": "dedicated", "effect": "NoExecute"})
+    got = annotations(render(kubevirt_docs), "demo-big")
+    assert got["capacity.cluster-autoscaler.kubernetes.io/labels"] == (
+        "example.com/workload=memory-heavy,node-role.kubernetes.io/memory="
+    )
+    assert got["capacity.cluster-autoscaler.kubernetes.io/taints"] == (
+        "example.com/workload=memory-heavy:NoSchedule,dedicated:NoExecute"
+    )
+
+
+def test_a_pool_without_labels_or_taints_carries_neither_annotation(kubevirt_docs: Docs) -> None:
+    got = annotations(render(kubevirt_docs), "demo-md0")
+    assert not {"capacity.cluster-autoscaler.kubernetes.io/labels",
+                "capacity.cluster-autoscaler.kubernetes.io/taints"} & set(got)
+
+
 def test_proxmox_capacity_comes_from_num_cores_and_memory_mib(proxmox_docs: Docs) -> None:
     spec = doc(proxmox_docs, "NodePool")["spec"]
     spec.pop("replicas")

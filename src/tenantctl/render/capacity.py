@@ -2,7 +2,8 @@
 
 The machine templates publish no capacity, so the MachineDeployment carries it as annotations:
 the node's size minus what the kubelet keeps back (system and kube reserved, and the hard eviction
-threshold for memory). It errs high by what the guest kernel keeps of the VM's memory.
+threshold for memory), and the labels and taints its Nodes get, so a pending pod with a selector or
+a toleration grows the right pool. The size errs high by what the guest kernel keeps of the memory.
 """
 
 from __future__ import annotations
@@ -12,14 +13,26 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from tenantctl.render.instancetypes import INSTANCETYPE_SIZES
+from tenantctl.render.node_placement import node_labels, node_taints
 from tenantctl.render.sizing import EVICTION, capmox_memory_mib, kubelet_reservations, num_cores
 from tenantctl.spec import NodePool
 from tenantctl.spec.quantity import parse_quantity
 
-__all__ = ["CAPACITY_CPU", "CAPACITY_MEMORY", "NodeSize", "allocatable_annotations", "node_size"]
+__all__ = [
+    "CAPACITY_CPU",
+    "CAPACITY_LABELS",
+    "CAPACITY_MEMORY",
+    "CAPACITY_TAINTS",
+    "NodeSize",
+    "allocatable_annotations",
+    "node_size",
+    "node_template_annotations",
+]
 
 CAPACITY_CPU = "capacity.cluster-autoscaler.kubernetes.io/cpu"
 CAPACITY_MEMORY = "capacity.cluster-autoscaler.kubernetes.io/memory"
+CAPACITY_LABELS = "capacity.cluster-autoscaler.kubernetes.io/labels"
+CAPACITY_TAINTS = "capacity.cluster-autoscaler.kubernetes.io/taints"
 _MIB = Decimal(2) ** 20
 
 
@@ -66,3 +79,15 @@ def allocatable_annotations(substrate: str, pool: NodePool) -> dict[str, str]:
         return {}
     return {CAPACITY_CPU: f"{cpu_m}m", CAPACITY_MEMORY: f"{memory_mi}Mi"}
 
+
+def node_template_annotations(substrate: str, pool: NodePool) -> dict[str, str]:
+    """Allocatable resources, then `k=v,...` labels and `key=value:Effect,...` taints as the clusterapi
+    provider parses them (cluster-autoscaler 1.32.0 `clusterapi_unstructured.go` Labels, Taints)."""
+    annotations = allocatable_annotations(substrate, pool)
+    if labels := node_labels(pool):
+        annotations[CAPACITY_LABELS] = ",".join(f"{k}={v}" for k, v in labels.items())
+    if taints := node_taints(pool):
+        annotations[CAPACITY_TAINTS] = ",".join(
+            f"{t['key']}{'=' + t['value'] if 'value' in t else ''}:{t['effect']}" for t in taints
+        )
+    return annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tenantctl.render.capacity import allocatable_annotations
+from tenantctl.render.capacity import node_template_annotations
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, POOL_LABEL, Names, object_meta, object_ref
 from tenantctl.render.node_placement import capi_synced_labels
 from tenantctl.render.versions import kubernetes_patch
@@ -107,7 +107,7 @@ def render_machine_deployment(
 
 
 def _autoscaler_annotations(cluster: TenantCluster, pool: NodePool) -> dict[str, str]:
-    """Bounds, provisioning timeout and (for scale from zero) one node's allocatable resources.
+    """Bounds, provisioning timeout and, for scale from zero, what one node offers and carries.
 
     `spec.replicas` is left out and the autoscaler owns it. What keeps Cluster API from resetting it
     (cluster-api v1.10.1 `internal/webhooks/machinedeployment.go`, `calculateMachineDeploymentReplicas`):
@@ -122,7 +122,7 @@ def _autoscaler_annotations(cluster: TenantCluster, pool: NodePool) -> dict[str,
         AUTOSCALER_MIN: str(spec.min_replicas),
         AUTOSCALER_MAX: str(spec.max_replicas),
         MAX_NODE_PROVISION_TIME: options.max_node_provision_time if options else DEFAULT_MAX_NODE_PROVISION_TIME,
-        **allocatable_annotations(cluster.spec.substrate, pool),
+        **node_template_annotations(cluster.spec.substrate, pool),
     }
 
 
