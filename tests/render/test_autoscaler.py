@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from tenant_support import clone, doc
 from tenantctl.cli import app
 from tenantctl.render import render_tenant
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.spec import parse_tenant_documents
 
 Docs = list[dict[str, Any]]
@@ -61,7 +61,7 @@ def test_the_example_autoscaler_is_pinned(kubevirt_docs: Docs, assert_valid: Val
     }
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
-    assert main["image"] == IMAGES["cluster-autoscaler"]
+    assert main["image"] == str(ImagesSpec().ref("cluster-autoscaler"))
     assert "@sha256:" in main["image"]
     assert deployment["spec"]["replicas"] == 1
 

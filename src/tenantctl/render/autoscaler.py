@@ -21,7 +21,7 @@ from tenantctl.render.controllers import (
     namespaced_role,
     service_account,
 )
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names
 from tenantctl.spec import NodePool, TenantCluster
 
@@ -63,7 +63,7 @@ def autoscaler_rules(machine_templates: str) -> list[Rule]:
 
 
 def render_autoscaler(
-    cluster: TenantCluster, pools: Sequence[NodePool], machine_templates: str
+    cluster: TenantCluster, pools: Sequence[NodePool], machine_templates: str, images: ImagesSpec
 ) -> list[dict[str, Any]]:
     """Nothing for a tenant without autoscaled pools: an autoscaler with no node group only costs."""
     if not any(p.spec.autoscaled for p in pools):
@@ -72,7 +72,7 @@ def render_autoscaler(
     name = names.autoscaler
     main = container(
         "cluster-autoscaler",
-        IMAGES["cluster-autoscaler"],
+        str(images.ref("cluster-autoscaler")),
         autoscaler_args(names),
         [(KUBECONFIG_VOLUME, KUBECONFIG_MOUNT)],
         command=["/cluster-autoscaler"],
