@@ -66,3 +66,12 @@ def test_the_deployment_runs_the_operator_command_as_its_service_account() -> No
     container = pod["containers"][0]
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"], "client certificates load from /tmp"
+
+
+def test_tenant_control_planes_are_only_read_and_patched() -> None:
+    cluster_role = next(o for o in install_objects() if o["kind"] == "ClusterRole")
+    rules = [r for r in cluster_role["rules"] if "tenantcontrolplanes" in r["resources"]]
+    assert rules == [{"apiGroups": ["kamaji.clastix.io"], "resources": ["tenantcontrolplanes"],
+                      "verbs": ["get", "patch"]}]
+    crds = [r for r in cluster_role["rules"] if "customresourcedefinitions" in r["resources"]]
+    assert crds and "get" in crds[0]["verbs"], "the pass reads the TenantControlPlane CRD"
