@@ -1,8 +1,9 @@
 """kmock's Kubernetes emulator with the semantics the operator depends on, kept in one place.
 
-Added to the stock emulator: server-side apply (create or replace the applied fields; a no-op apply
-changes nothing; on objects another controller owns, only the applied leaves), label-selector
-lists, generation/resourceVersion bookkeeping, CABPT's `TalosConfigTemplate.Spec is immutable` webhook,
+Added to the stock emulator: bearer-token authentication (optional), server-side apply (create or
+replace the applied fields; a no-op apply changes nothing; on objects another controller owns, only
+the applied leaves), label-selector lists, generation/resourceVersion bookkeeping, CABPT's
+`TalosConfigTemplate.Spec is immutable` webhook,
 the PVC-protection / PV-release controllers a teardown waits on, and injected faults (an HTTP
 status or silence) for chosen requests.
 """
@@ -144,6 +145,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
     write_requests: list[tuple[str, str, str | None, str | None]] = attrs.field(factory=list, init=False)
     """Every create/patch/delete a client sent, whether or not it changed anything."""
     received: int = attrs.field(default=0, init=False)
+    accepted_tokens: frozenset[str] | None = None
+    """Bearer tokens the server accepts (others get 401, as an expired or revoked token does); None: any."""
+    bearers: list[str | None] = attrs.field(factory=list, init=False)
+    """The bearer token of every request, in order (None when it carried none)."""
     _index: dict[str, dict[tuple[str | None, str], None]] = attrs.field(factory=dict, init=False)
     _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     _pending: set[asyncio.Task[None]] = attrs.field(factory=set, init=False)
@@ -189,6 +194,13 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         self.received += 1
+        header = request.headers.get("Authorization", "")
+        bearer = header.removeprefix("Bearer ") if header.startswith("Bearer ") else None
+        self.bearers.append(bearer)
+        if self.accepted_tokens is not None and bearer not in self.accepted_tokens:
+            return await self._render_error(
+                kmock.KubernetesError(status=401, reason="Unauthorized", message="Unauthorized")
+            )
         fault = next((f for f in self.faults if f.matches(request)), None)
         if fault is not None:
             fault.times -= 1

@@ -184,7 +184,7 @@ async def running_operator(
     mgmt: KubeEmulator, settings: OperatorSettings = FAST
 ) -> AsyncIterator[OperatorContext]:
     """The whole kopf engine with our registry, cluster-wide, until the block ends."""
-    ctx = OperatorContext(Connection(server=str(mgmt.url).rstrip("/")), settings)
+    ctx = OperatorContext(Connection.from_server(str(mgmt.url).rstrip("/")), settings)
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(
         kopf.operator(

@@ -136,7 +136,7 @@ async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator
         await eventually(lambda: ready(mgmt))
         await quiet(ctx, mgmt)
         since = len(mgmt.write_requests)
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             await api.merge_patch(NODE_POOLS, "md0", "tenant-acme", {"spec": {"replicas": 5}})
         pool = lambda: mgmt.get(NP, "tenant-acme", "md0") or {}  # noqa: E731
         await eventually(lambda: pool().get("status", {}).get("observedGeneration") == 2)
@@ -211,7 +211,7 @@ async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmul
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
         since = len(mgmt.writes())
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
             await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
         await one_more_pass(ctx)
@@ -233,7 +233,7 @@ async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt, KUBEVIRT))
         since = len(mgmt.writes())
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             await api.delete(NODE_POOLS, "big", "tenant-demo")
         await eventually(lambda: mgmt.get(NP, "tenant-demo", "big") is None)
     deleted = sorted((p, n) for v, p, n in applied(mgmt, since) if v == "delete" and p != "nodepools")
@@ -288,7 +288,7 @@ async def test_a_replacement_the_operator_may_not_delete_says_how_to_grant_it(
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt))
         mgmt.fail(Fault("DELETE", "talosconfigtemplates", status=403, times=100, message="forbidden"))
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
             await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
         applied_cond = lambda: condition(mgmt.get(TC, *PROXMOX), "Applied")  # noqa: E731

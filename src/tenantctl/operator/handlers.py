@@ -196,17 +196,10 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         await ctx.stop()
 
     @kopf.on.login(registry=registry)
-    def login(**_: Any) -> kopf.ConnectionInfo:
-        c = ctx.connection
-        return kopf.ConnectionInfo(
-            server=c.server,
-            ca_data=c.ca_data,
-            insecure=c.insecure,
-            token=c.token,
-            scheme="Bearer" if c.token else None,
-            certificate_data=c.client_cert_data,
-            private_key_data=c.client_key_data,
-        )
+    async def login(**_: Any) -> kopf.ConnectionInfo:
+        """kopf's watches use the credentials our client would send now; after a 401 kopf asks again."""
+        info = await ctx.connection.login()
+        return kopf.ConnectionInfo(**info, scheme="Bearer" if info["token"] else None)
 
     @kopf.daemon(**clusters, cancellation_timeout=5.0)  # type: ignore[arg-type]
     async def reconciler(stopped: kopf.DaemonStopped, namespace: str, name: str, **_: Any) -> None:
