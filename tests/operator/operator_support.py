@@ -212,6 +212,16 @@ async def eventually(check: Callable[[], Any], timeout: float = 10.0, interval: 
         await asyncio.sleep(interval)
 
 
+async def watched(
+    ctx: OperatorContext, path: str, namespace: str | None, name: str, check: Callable[[Any], bool]
+) -> None:
+    """Wait until the operator's watches hold a copy of `path` (group/version/plural) that passes `check`."""
+    api_version, _, plural = path.rpartition("/")
+    cache = ctx.api.cache
+    if cache is not None:
+        await eventually(lambda: check(cache.holds(api_version, plural, namespace, name)))
+
+
 def condition(obj: Mapping[str, Any] | None, kind: str) -> Mapping[str, Any]:
     for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:

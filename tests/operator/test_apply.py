@@ -15,6 +15,7 @@ from operator_support import (
     running_operator,
     seed_control_plane,
     seed_documents,
+    watched,
 )
 
 from tenant_support import doc, load_example
@@ -28,6 +29,7 @@ NP = "tenantctl.io/v1alpha1/nodepools"
 NODE_POOLS = Resource("tenantctl.io/v1alpha1", "NodePool", "nodepools", True)
 SERVICES = Resource("v1", "Service", "services", True)
 PROXMOX = ("tenant-acme", "acme")
+KCP = "controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes"
 KUBEVIRT = ("tenant-demo", "demo")
 
 
@@ -303,7 +305,12 @@ async def test_a_failed_pass_keeps_the_inventory_and_the_endpoint(mgmt: KubeEmul
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
         before = (mgmt.get(TC, *PROXMOX) or {})["status"]
-        mgmt.fail(Fault("GET", "services", status=500, times=1000))
+        # Reads come from watches: make the pass write (a drifted KamajiControlPlane) and the write fail.
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            kcps = await api.require("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+            await api.merge_patch(kcps, "acme", "tenant-acme", {"spec": {"replicas": 7}})
+        mgmt.fail(Fault("PATCH", "kamajicontrolplanes", status=500, times=1000))
+        await watched(ctx, KCP, *PROXMOX, lambda held: held["spec"]["replicas"] == 7)
         await one_more_pass(ctx)
         await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Applied").get("reason") == "APIError")
         mgmt.faults.clear()

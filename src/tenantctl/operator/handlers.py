@@ -21,9 +21,11 @@ from tenantctl.operator.admission import review
 from tenantctl.operator.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.events import object_logger
 from tenantctl.operator.kube import APIError, Connection, KubeClient, NotFoundError, Resource
+from tenantctl.operator.kube_cache import WatchCache
 from tenantctl.operator.reconcile import Scope, reconcile, status_patch
 from tenantctl.operator.settings import OperatorSettings, WebhookSettings
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
+from tenantctl.operator.tenant import TenantClients
 from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
 
 __all__ = ["CLUSTER_WEBHOOK", "FINALIZER", "GROUP", "POOL_WEBHOOK", "VERSION", "OperatorContext", "build_registry"]
@@ -65,6 +67,7 @@ class OperatorContext:
     _gate: asyncio.Semaphore | None = None
     _locks: dict[Key, asyncio.Lock] = field(default_factory=dict)
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
+    tenant_clients: TenantClients = field(default_factory=TenantClients)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
 
@@ -75,7 +78,10 @@ class OperatorContext:
         return self._api
 
     async def start(self) -> None:
-        self._api = KubeClient(self.connection, field_manager=self.settings.field_manager, retry=self.settings.retry)
+        cache = WatchCache(sync_timeout=self.settings.retry.timeout) if self.settings.read_from_watches else None
+        self._api = KubeClient(
+            self.connection, field_manager=self.settings.field_manager, retry=self.settings.retry, cache=cache
+        )
         await self._api.__aenter__()
         self._gate = asyncio.Semaphore(self.settings.concurrent_passes)
 
@@ -87,6 +93,7 @@ class OperatorContext:
         return self._gate
 
     async def stop(self) -> None:
+        await self.tenant_clients.close()
         if self._api is not None:
             await self._api.close()
             self._api = None
@@ -149,7 +156,10 @@ async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_po
         if body is None or body["metadata"].get("deletionTimestamp"):
             return False
         pools = await _pools_of(api, namespace, name, excluding_pool)
-        scope = Scope(api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools)
+        scope = Scope(
+            api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
+            tenant_clients=ctx.tenant_clients,
+        )
         result = await reconcile(scope)
         await _write_status(api, TENANT_CLUSTERS, body, result.status)
         for pool in pools:
@@ -256,6 +266,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 wanted = {**(current.get("status") or {}), "phase": Phase.DELETING, "teardown": report.as_status()}
                 await _write_status(api, TENANT_CLUSTERS, current, wanted)
 
+        await ctx.tenant_clients.forget(f"{namespace}/{name}")
         async with ctx.lock((namespace, name)):
             scope = TeardownScope(
                 api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -30,6 +30,7 @@ from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 from lightkube.config.models import Cluster, User
 from lightkube.core.exceptions import ConfigError
 
+from tenantctl.operator.kube_cache import WatchCache
 from tenantctl.operator.settings import RetryPolicy
 
 __all__ = [
@@ -52,6 +53,7 @@ _APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 _MERGE_CONTENT_TYPE = "application/merge-patch+json"
 
 Obj = dict[str, Any]
+Objs = list[Obj]
 
 
 class APIError(Exception):
@@ -196,6 +198,8 @@ class KubeClient:
     connection: Connection
     field_manager: str = "tenantctl"
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    cache: WatchCache | None = None
+    """Answer gets and lists from watches (the operator's management client); None: always ask."""
     _session: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
     _discovery: dict[str, dict[str, Resource] | None] = field(default_factory=dict, init=False, repr=False)
 
@@ -209,6 +213,8 @@ class KubeClient:
         await self.close()
 
     async def close(self) -> None:
+        if self.cache is not None:
+            await self.cache.close()
         if self._session is not None:
             await self._session.aclose()
             self._session = None
@@ -241,6 +247,10 @@ class KubeClient:
     # -- verbs -----------------------------------------------------------------------------------
 
     async def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj | None:
+        if self.cache is not None:
+            answered, found = await self.cache.get(self, res, name, namespace)
+            if answered:
+                return found
         try:
             return await self._request("GET", res.path(namespace, name))
         except NotFoundError:
@@ -249,39 +259,87 @@ class KubeClient:
     async def list(
         self, res: Resource, namespace: str | None = None, labels: Mapping[str, str] | None = None
     ) -> list[Obj]:
+        if self.cache is not None:
+            cached = await self.cache.list(self, res, namespace, labels)
+            if cached is not None:
+                return cached
         params = {"labelSelector": selector(labels)} if labels else {}
+        items, _ = await self._list(res, namespace, params)
+        return items
+
+    async def list_versioned(self, res: Resource) -> tuple[Objs, str]:
+        """Every object of `res` in every namespace, from the server, with the list's resourceVersion."""
+        return await self._list(res, None, {})
+
+    async def _list(self, res: Resource, namespace: str | None, params: Mapping[str, str]) -> tuple[Objs, str]:
         doc = await self._request("GET", res.path(namespace), params=params)
-        items: list[Obj] = doc.get("items") or []
+        items: Objs = doc.get("items") or []
         for item in items:
             item.setdefault("apiVersion", res.api_version)
             item.setdefault("kind", res.kind)
-        return items
+        return items, str((doc.get("metadata") or {}).get("resourceVersion") or "")
+
+    async def watch(self, res: Resource, resource_version: str) -> AsyncIterator[Obj]:
+        """The events of `res` in every namespace after `resource_version`, until the server ends the stream.
+
+        410 (the version is too old) and other failures raise an `APIError`: the caller lists again.
+        """
+        if self._session is None:
+            raise RuntimeError("KubeClient used outside `async with`")
+        params = {"watch": "true", "allowWatchBookmarks": "true", "timeoutSeconds": "300"}
+        if resource_version:
+            params["resourceVersion"] = resource_version
+        timeout = httpx.Timeout(self.retry.timeout, read=None)
+        path = res.path()
+        try:
+            async with self._session.stream(
+                "GET", path, params=params, headers={"Accept": "application/json"}, timeout=timeout
+            ) as resp:
+                if resp.status_code >= 400:
+                    raise _error_from(resp.status_code, (await resp.aread()).decode(errors="replace"))
+                async for line in resp.aiter_lines():
+                    if not line.strip():
+                        continue
+                    event: Obj = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        status = event.get("object") or {}
+                        raise _error_from(int(status.get("code") or 500), json.dumps(status))
+                    yield event
+        except (httpx.TransportError, OSError) as exc:
+            raise UnreachableError(self.connection.server, f"WATCH {path}: {type(exc).__name__} {exc}") from exc
 
     async def apply(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
         """Server-side apply with our field manager, forcing ownership of the fields we render."""
         meta = obj["metadata"]
         params = {"fieldManager": self.field_manager, "force": "true"}
-        return await self._request(
+        return self._wrote(res, await self._request(
             "PATCH",
             res.path(meta.get("namespace"), meta["name"]),
             params=params,
             body=obj,
             content_type=_APPLY_CONTENT_TYPE,
-        )
+        ))
+
+    def _wrote(self, res: Resource, answer: Obj) -> Obj:
+        if self.cache is not None:
+            self.cache.wrote(res, answer)
+        return answer
 
     async def merge_patch(
         self, res: Resource, name: str, namespace: str | None, patch: Mapping[str, Any], *, status: bool = False
     ) -> Obj:
-        return await self._request(
+        return self._wrote(res, await self._request(
             "PATCH",
             res.path(namespace, name, "status" if status else None),
             body=patch,
             content_type=_MERGE_CONTENT_TYPE,
-        )
+        ))
 
     async def create(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
         path = res.path(obj["metadata"].get("namespace"))
-        return await self._request("POST", path, body=obj, content_type="application/json", retry_409=False)
+        return self._wrote(
+            res, await self._request("POST", path, body=obj, content_type="application/json", retry_409=False)
+        )
 
     async def delete(self, res: Resource, name: str, namespace: str | None = None) -> bool:
         """Ask for deletion without waiting; False when it was already gone."""
