@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 
 from tenantctl.spec import syntax
+from tenantctl.spec.labels import NODE_RESTRICTION, NODE_ROLE, RESERVED_DOMAINS
 from tenantctl.spec.names import LABEL_MAX, MACHINE_SUFFIX_LEN
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
 
@@ -320,6 +321,24 @@ def _duration_at_least(floor: str, why: str) -> Rule:
     }
 
 
+def _in_domain(prefix: str, domain: str) -> str:
+    return f"({prefix} == '{domain}' || {prefix}.endsWith('.{domain}'))"
+
+
+_KEY_PREFIX = "self.split('/')[0]"
+_RESERVED_KEY: Rule = {
+    "rule": (
+        "!self.contains('/') || "
+        f"{_KEY_PREFIX} == '{NODE_ROLE}' || {_in_domain(_KEY_PREFIX, NODE_RESTRICTION)} || "
+        f"!({' || '.join(_in_domain(_KEY_PREFIX, d) for d in RESERVED_DOMAINS)})"
+    ),
+    "messageExpression": (
+        f"'key ' + {_q('self')} + ' is in a reserved domain ({', '.join(RESERVED_DOMAINS)}); of them only "
+        f"{NODE_ROLE}/* and {NODE_RESTRICTION}/* may be set on a pool'"
+    ),
+}
+
+
 _NOT_EMPTY: tuple[Rule, ...] = ({"rule": "self.trim() != ''", "message": "must not be empty"},)
 _NETWORK_CIDR: tuple[Rule, ...] = (
     {
@@ -356,6 +375,7 @@ FIELD_RULES: dict[str, tuple[Rule, ...]] = {
             "messageExpression": _q("string(self)") + " + ' is more than 100%'",
         },
     ),
+    "TaintSpec.key": (_RESERVED_KEY,),
     "ProxmoxPoolSpec.sourceNode": _NOT_EMPTY,
     "ProxmoxPoolSpec.pool": _NOT_EMPTY,
     "ProxmoxNetworkSpec.bridge": _NOT_EMPTY,
