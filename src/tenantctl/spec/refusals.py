@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["LIVE_ONLY", "REFUSALS", "Layer", "Refusal", "markdown_table", "refusal_for"]
+__all__ = ["LIVE_ONLY", "OWN_SUITES", "REFUSALS", "Layer", "Refusal", "markdown_table", "refusal_for"]
 
 
 class Layer(StrEnum):
@@ -123,6 +123,12 @@ REFUSALS: dict[str, Refusal] = {
     "duplicate NodePool": Refusal(Layer.API_SERVER, "names are unique per namespace (AlreadyExists)"),
     "unsupported kind": Refusal(Layer.API_SERVER, "only the served kinds exist"),
     "wrong type": _s("`type`"),
+    "spec.expose (every case of its own suite)": _c(
+        "type from the substrate's default; fields per type; hostname, address, source ranges"
+    ),
+    "NodePool spec.autoscaling (every case of its own suite)": _c(
+        "Go-duration `pattern` and a positive `duration()`; only with minReplicas/maxReplicas"
+    ),
     "substrate changed on a live cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.substrate"),
     "network changed on a live cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.network"),
     "pool moved to another cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.cluster"),
@@ -130,6 +136,12 @@ REFUSALS: dict[str, Refusal] = {
     "address range that ends before it starts": _w("CEL has no order on IP addresses"),
 }
 
+
+OWN_SUITES = frozenset({
+    "spec.expose (every case of its own suite)",
+    "NodePool spec.autoscaling (every case of its own suite)",
+})
+"""Rows standing for a refusal suite of their own (`tests/spec/test_*_refusals.py`)."""
 
 LIVE_ONLY = frozenset({
     "substrate changed on a live cluster",
