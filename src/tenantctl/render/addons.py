@@ -31,6 +31,10 @@ HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
 CILIUM, COREDNS, CSI_RELEASE = "cilium", "coredns", "csi"
 _APISERVER_PORT = 6443
 _CILIUM_MTU = 1350  # headroom for the tunnel inside the substrate's own overlay
+# Flux's default strategy uninstalls a failed install: a slow first boot loops install/uninstall of the only CNI.
+_RETRY_ON_FAILURE = {"name": "RetryOnFailure", "retryInterval": "30s"}
+# Branches no strategy reaches (an absent release, an out-of-sync one) still consult the retry count.
+_UNLIMITED_REMEDIATION = {"retries": -1}
 
 
 @dataclass(frozen=True)
@@ -71,8 +75,13 @@ def render_helm_release(
         "kubeConfig": {"secretRef": {"name": names.admin_kubeconfig, "key": KUBECONFIG_KEY}},
         "targetNamespace": target_namespace,
         "storageNamespace": target_namespace,
-        "install": {"createNamespace": True, "remediation": {"retries": -1}},
-        "upgrade": {"remediation": {"retries": -1}},
+        "install": {
+            "createNamespace": True,
+            "strategy": dict(_RETRY_ON_FAILURE),
+            "remediation": dict(_UNLIMITED_REMEDIATION),
+        },
+        # The retry of a failed install runs as an upgrade: without the strategy here it falls back to remediation.
+        "upgrade": {"strategy": dict(_RETRY_ON_FAILURE), "remediation": dict(_UNLIMITED_REMEDIATION)},
         "values": copy.deepcopy(dict(values)),
     }
     if depends_on:
