@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import ipaddress
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +19,16 @@ from tenantctl.render.meta import Names, object_meta
 from tenantctl.spec import ObservedState, TenantCluster
 
 __all__ = [
+    "CORE_ADDONS",
     "CSI_RELEASE",
     "HELM_RELEASE_API",
     "CsiNodeRelease",
+    "TenantAddon",
+    "charts_in_use",
     "cluster_dns_address",
     "render_addons",
     "render_helm_release",
+    "tenant_addons",
 ]
 
 HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
@@ -151,27 +155,63 @@ def _coredns_values(cluster: TenantCluster) -> dict[str, Any]:
     }
 
 
-def render_addons(
-    cluster: TenantCluster, observed: ObservedState, charts: ChartSourcesSpec, csi: CsiNodeRelease | None
-) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class TenantAddon:
+    """One tenant release as data: the chart it installs, where, after what, and how its values are made.
+
+    The add-ons a cluster gets are a list of these; its releases and the chart sources it needs are both
+    read from that one list, so an added add-on brings its source along."""
+
+    release: str
+    chart: str
+    target_namespace: str
+    values: Callable[[TenantCluster, ObservedState], Mapping[str, Any]]
+    depends_on: tuple[str, ...] = ()
+    post_renderers: Sequence[Mapping[str, Any]] = ()
+
+
+CORE_ADDONS: tuple[TenantAddon, ...] = (
+    TenantAddon(CILIUM, "cilium", "kube-system", lambda _cluster, observed: _cilium_values(observed)),
+    TenantAddon(COREDNS, "coredns", "kube-system", lambda cluster, _observed: _coredns_values(cluster), (CILIUM,)),
+)
+
+
+def tenant_addons(csi: CsiNodeRelease | None) -> tuple[TenantAddon, ...]:
     """cilium, coredns and (unless the substrate's CSI is off) the CSI node release, in that order."""
-    releases = [
-        render_helm_release(cluster, charts, CILIUM, "cilium", "kube-system", _cilium_values(observed)),
-        render_helm_release(
-            cluster, charts, COREDNS, "coredns", "kube-system", _coredns_values(cluster), depends_on=[CILIUM]
+    if csi is None:
+        return CORE_ADDONS
+    csi_values = csi.values
+    return (
+        *CORE_ADDONS,
+        TenantAddon(
+            CSI_RELEASE,
+            csi.chart,
+            csi.target_namespace,
+            lambda _cluster, _observed: csi_values,
+            depends_on=(CILIUM,),
+            post_renderers=csi.post_renderers,
         ),
-    ]
-    if csi is not None:
-        releases.append(
-            render_helm_release(
-                cluster,
-                charts,
-                CSI_RELEASE,
-                csi.chart,
-                csi.target_namespace,
-                csi.values,
-                depends_on=[CILIUM],
-                post_renderers=csi.post_renderers,
-            )
+    )
+
+
+def charts_in_use(addons: Sequence[TenantAddon]) -> set[str]:
+    return {addon.chart for addon in addons}
+
+
+def render_addons(
+    cluster: TenantCluster, observed: ObservedState, charts: ChartSourcesSpec, addons: Sequence[TenantAddon]
+) -> list[dict[str, Any]]:
+    """One HelmRelease per add-on, in the list's order."""
+    return [
+        render_helm_release(
+            cluster,
+            charts,
+            addon.release,
+            addon.chart,
+            addon.target_namespace,
+            addon.values(cluster, observed),
+            depends_on=addon.depends_on,
+            post_renderers=addon.post_renderers,
         )
-    return releases
+        for addon in addons
+    ]
