@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from tenantctl.problems import Problems
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.quantity import QuantityError, parse_quantity
@@ -44,6 +45,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
         )
     _check_versions(at, tc, problems)
     _check_network(at, tc, problems)
+    check_control_plane(at, spec.control_plane, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:
             problems.error(

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.control_plane import ApiServerSpec, ControlPlaneResourcesSpec
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
 __all__ = [
@@ -41,6 +42,8 @@ class ObjectMeta(SpecModel):
 class ControlPlaneSpec(SpecModel):
     replicas: int = Field(default=2, ge=1, le=15, description="Kamaji apiserver replicas.")
     data_store_name: str = Field(default="default", description="Kamaji DataStore holding the tenant's etcd data.")
+    resources: ControlPlaneResourcesSpec = Field(default_factory=ControlPlaneResourcesSpec)
+    api_server: ApiServerSpec = Field(default_factory=ApiServerSpec)
 
 
 class NetworkSpec(SpecModel):
