@@ -14,7 +14,8 @@ import yaml
 from tenantctl.problems import Problems
 from tenantctl.render.images import kubelet_image
 from tenantctl.render.meta import Names, object_meta
-from tenantctl.render.sizing import kubelet_reservations
+from tenantctl.render.node_placement import kubelet_labels, node_taints
+from tenantctl.render.sizing import eviction_config, kubelet_reservations
 from tenantctl.render.substrates import Substrate
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
@@ -67,14 +68,11 @@ def worker_machine_config(
         "extraConfig": {
             "systemReserved": {"cpu": reserved.system_cpu, "memory": reserved.system_memory},
             "kubeReserved": {"cpu": reserved.kube_cpu, "memory": reserved.kube_memory},
-            "evictionHard": {
-                "memory.available": "7%",
-                "nodefs.available": "10%",
-                "imagefs.available": "15%",
-                "nodefs.inodesFree": "5%",
-            },
+            **eviction_config(),
         },
     }
+    if taints := node_taints(pool):
+        kubelet["extraConfig"]["registerWithTaints"] = taints
     if substrate.external_cloud_provider:
         kubelet["extraArgs"] = {"cloud-provider": "external"}
     installer = f"{talos.installer_repository.rstrip('/')}/{talos.schematic_id}:{talos.version}"
@@ -89,6 +87,8 @@ def worker_machine_config(
             "kubelet": kubelet,
             "install": {"disk": substrate.install_disk, "image": installer, "wipe": False},
             "features": {"rbac": True, "kubePrism": {"enabled": False}},
+            # Only a pool with labels gets the key: the others' TalosConfigTemplates stay as they were.
+            **({"nodeLabels": labels} if (labels := kubelet_labels(pool)) else {}),
         },
         "cluster": {
             "id": secrets.cluster_id,
