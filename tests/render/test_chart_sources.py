@@ -182,7 +182,7 @@ def test_a_mixed_input_carries_the_sources_of_both_substrates() -> None:
 
 def test_an_added_add_on_brings_its_source() -> None:
     """The list of add-ons is the one truth: a new entry needs no second edit to get its source."""
-    extra = TenantAddon("extra", "kubevirt-csi-node", "kube-system", lambda _c, _o: {})
+    extra = TenantAddon("extra", "kubevirt-csi-node", "kube-system", lambda _c, _o, _i: {})
     in_use = charts_in_use((*CORE_ADDONS, extra))
     assert in_use == {"cilium", "coredns", "kubevirt-csi-node"}
     assert _source_names(render_chart_sources(ChartSourcesSpec(), in_use)) == {

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tenantctl.render.chart_sources import ChartSourcesSpec, helm_release_chart
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KUBECONFIG_KEY
 from tenantctl.render.meta import Names, object_meta
 from tenantctl.spec import ObservedState, TenantCluster
 
 __all__ = [
+    "ADDON_IMAGES",
     "CORE_ADDONS",
     "CSI_RELEASE",
     "HELM_RELEASE_API",
@@ -32,6 +34,8 @@ __all__ = [
 ]
 
 HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
+# Catalogue images the cilium and coredns values set (listed by `tenantctl images`).
+ADDON_IMAGES = ("cilium", "cilium-operator", "cilium-envoy", "coredns")
 CILIUM, COREDNS, CSI_RELEASE = "cilium", "coredns", "csi"
 _APISERVER_PORT = 6443
 _CILIUM_MTU = 1350  # headroom for the tunnel inside the substrate's own overlay
@@ -100,10 +104,14 @@ def render_helm_release(
     }
 
 
-def _cilium_values(observed: ObservedState) -> dict[str, Any]:
+def _cilium_values(observed: ObservedState, images: ImagesSpec) -> dict[str, Any]:
     """Kamaji runs no kube-proxy and Talos' KubePrism is off, so cilium talks to the apiserver address
-    itself and replaces kube-proxy; the capability and cgroup settings are what Talos requires."""
+    itself and replaces kube-proxy; the capability and cgroup settings are what Talos requires.
+    `override` is the chart's full-reference switch: the operator's cloud suffix is not appended to it."""
     return {
+        "image": {"override": str(images.ref("cilium"))},
+        "operator": {"image": {"override": str(images.ref("cilium-operator"))}},
+        "envoy": {"image": {"override": str(images.ref("cilium-envoy"))}},
         "k8sServiceHost": observed.endpoint,
         "k8sServicePort": _APISERVER_PORT,
         "kubeProxyReplacement": True,
@@ -125,9 +133,12 @@ def _cilium_values(observed: ObservedState) -> dict[str, Any]:
     }
 
 
-def _coredns_values(cluster: TenantCluster) -> dict[str, Any]:
+def _coredns_values(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
+    """The chart composes `repository:tag`, so the digest rides on the tag."""
     domain = cluster.spec.network.cluster_domain
+    coredns = images.ref("coredns")
     return {
+        "image": {"repository": coredns.repository, "tag": coredns.tag_and_digest},
         "service": {"clusterIP": cluster_dns_address(cluster), "name": "kube-dns"},
         "k8sAppLabelOverride": "kube-dns",
         "servers": [
@@ -165,14 +176,20 @@ class TenantAddon:
     release: str
     chart: str
     target_namespace: str
-    values: Callable[[TenantCluster, ObservedState], Mapping[str, Any]]
+    values: Callable[[TenantCluster, ObservedState, ImagesSpec], Mapping[str, Any]]
     depends_on: tuple[str, ...] = ()
     post_renderers: Sequence[Mapping[str, Any]] = ()
 
 
 CORE_ADDONS: tuple[TenantAddon, ...] = (
-    TenantAddon(CILIUM, "cilium", "kube-system", lambda _cluster, observed: _cilium_values(observed)),
-    TenantAddon(COREDNS, "coredns", "kube-system", lambda cluster, _observed: _coredns_values(cluster), (CILIUM,)),
+    TenantAddon(CILIUM, "cilium", "kube-system", lambda _cluster, observed, images: _cilium_values(observed, images)),
+    TenantAddon(
+        COREDNS,
+        "coredns",
+        "kube-system",
+        lambda cluster, _observed, images: _coredns_values(cluster, images),
+        depends_on=(CILIUM,),
+    ),
 )
 
 
@@ -187,7 +204,7 @@ def tenant_addons(csi: CsiNodeRelease | None) -> tuple[TenantAddon, ...]:
             CSI_RELEASE,
             csi.chart,
             csi.target_namespace,
-            lambda _cluster, _observed: csi_values,
+            lambda _cluster, _observed, _images: csi_values,
             depends_on=(CILIUM,),
             post_renderers=csi.post_renderers,
         ),
@@ -199,7 +216,11 @@ def charts_in_use(addons: Sequence[TenantAddon]) -> set[str]:
 
 
 def render_addons(
-    cluster: TenantCluster, observed: ObservedState, charts: ChartSourcesSpec, addons: Sequence[TenantAddon]
+    cluster: TenantCluster,
+    observed: ObservedState,
+    charts: ChartSourcesSpec,
+    addons: Sequence[TenantAddon],
+    images: ImagesSpec,
 ) -> list[dict[str, Any]]:
     """One HelmRelease per add-on, in the list's order."""
     return [
@@ -209,7 +230,7 @@ def render_addons(
             addon.release,
             addon.chart,
             addon.target_namespace,
-            addon.values(cluster, observed),
+            addon.values(cluster, observed, images),
             depends_on=addon.depends_on,
             post_renderers=addon.post_renderers,
         )

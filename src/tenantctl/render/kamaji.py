@@ -6,12 +6,19 @@ import copy
 from typing import Any
 
 from tenantctl.render.control_plane_resources import CSR_SIGNER_RESOURCES, component_resources
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
+from tenantctl.render.images import SHARED_REGISTRY
 from tenantctl.render.meta import Names, object_meta
-from tenantctl.render.versions import kubernetes_patch
+from tenantctl.render.versions import konnectivity_version, kubernetes_patch
 from tenantctl.spec import ObservedState, TenantCluster
 
-__all__ = ["KAMAJI_API", "KUBECONFIG_KEY", "render_kamaji_control_plane"]
+__all__ = [
+    "CONTROL_PLANE_COMPONENTS",
+    "KAMAJI_API",
+    "KUBECONFIG_KEY",
+    "control_plane_registry",
+    "render_kamaji_control_plane",
+]
 
 KAMAJI_API = "controlplane.cluster.x-k8s.io/v1alpha1"
 # Kamaji writes several kubeconfigs into the admin Secret; the in-cluster one is what our controllers use.
@@ -28,23 +35,45 @@ _CSR_SIGNER_SECURITY_CONTEXT: dict[str, Any] = {
 }
 
 
-def _apiserver(cluster: TenantCluster) -> dict[str, Any]:
-    """Resources, and the spec's extra flags as `--name=value` (bare `--name` for an empty value), sorted
-    so the render is stable; no `extraArgs` key at all when there are none."""
-    control_plane = cluster.spec.control_plane
-    out: dict[str, Any] = {"resources": component_resources("apiServer", control_plane.resources.api_server)}
-    extra_args = control_plane.api_server.extra_args
-    if extra_args:
-        out["extraArgs"] = [f"--{k}={v}" if v else f"--{k}" for k, v in sorted(extra_args.items())]
-    return out
+def _apiserver_extra_args(cluster: TenantCluster) -> dict[str, Any]:
+    """The spec's extra flags as `--name=value` (bare `--name` for an empty value), sorted so the render is
+    stable; no `extraArgs` key at all when there are none."""
+    extra_args = cluster.spec.control_plane.api_server.extra_args
+    if not extra_args:
+        return {}
+    return {"extraArgs": [f"--{k}={v}" if v else f"--{k}" for k, v in sorted(extra_args.items())]}
+
+
+# KamajiControlPlane field -> catalogue image; Kamaji runs `<spec.registry>/<containerImageName>:<spec.version>`.
+CONTROL_PLANE_COMPONENTS = dict(zip(("apiServer", "controllerManager", "scheduler"), SHARED_REGISTRY, strict=True))
+
+
+def _konnectivity(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
+    """Kamaji runs `<image>:<version>`; a version is set only where the table overrides its derivation."""
+    version = konnectivity_version(cluster)
+    server: dict[str, Any] = {
+        "port": 8132,
+        "image": images.repository("konnectivity-server"),
+        "resources": component_resources("konnectivity", cluster.spec.control_plane.resources.konnectivity),
+    }
+    agent: dict[str, Any] = {"image": images.repository("konnectivity-agent")}
+    if version is not None:
+        server["version"] = agent["version"] = version
+    return {"server": server, "agent": agent}
+
+
+def control_plane_registry(images: ImagesSpec) -> str:
+    """The one registry Kamaji takes for all three components (the platform check keeps them equal)."""
+    return images.repository("kube-apiserver").rpartition("/")[0]
 
 
 def render_kamaji_control_plane(
-    cluster: TenantCluster, service_type: str, observed: ObservedState | None
+    cluster: TenantCluster, service_type: str, observed: ObservedState | None, images: ImagesSpec
 ) -> dict[str, Any]:
     """certSANs: the Service's DNS names, plus its address once observed (a worker dials the address)."""
     names = Names(cluster)
     resources = cluster.spec.control_plane.resources
+    version = kubernetes_patch(cluster)
     cert_sans = names.apiserver_dns_names(observed)
     if observed is not None and observed.endpoint not in cert_sans:
         cert_sans.append(observed.endpoint)
@@ -60,24 +89,26 @@ def render_kamaji_control_plane(
         ),
         "spec": {
             "replicas": cluster.spec.control_plane.replicas,
-            "version": kubernetes_patch(cluster),
-            "dataStoreName": cluster.spec.control_plane.data_store_name,
+            "version": version,
+            "registry": control_plane_registry(images),
             # Without requests every tenant's apiserver is BestEffort: first evicted, refused under a quota.
-            "apiServer": _apiserver(cluster),
-            "controllerManager": {"resources": component_resources("controllerManager", resources.controller_manager)},
-            "scheduler": {"resources": component_resources("scheduler", resources.scheduler)},
-            "addons": {
-                "konnectivity": {
-                    "server": {"port": 8132, "resources": component_resources("konnectivity", resources.konnectivity)}
+            **{
+                field: {
+                    "containerImageName": images.repository(image).rpartition("/")[2],
+                    "resources": component_resources(field, resources.component(field)),
+                    **(_apiserver_extra_args(cluster) if field == "apiServer" else {}),
                 }
+                for field, image in CONTROL_PLANE_COMPONENTS.items()
             },
+            "dataStoreName": cluster.spec.control_plane.data_store_name,
+            "addons": {"konnectivity": _konnectivity(cluster, images)},
             "kubelet": {"cgroupfs": "systemd", "preferredAddressTypes": ["InternalIP", "ExternalIP"]},
             "network": {"serviceType": service_type, "certSANs": cert_sans},
             "deployment": {
                 "extraContainers": [
                     {
                         "name": "talos-csr-signer",
-                        "image": IMAGES["talos-csr-signer"],
+                        "image": str(images.ref("talos-csr-signer")),
                         "imagePullPolicy": "IfNotPresent",
                         "ports": [{"name": "trustd", "containerPort": 50001, "protocol": "TCP"}],
                         "resources": copy.deepcopy(CSR_SIGNER_RESOURCES),

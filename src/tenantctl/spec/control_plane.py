@@ -46,6 +46,12 @@ class ControlPlaneResourcesSpec(SpecModel):
         default_factory=ComponentResourcesSpec, description=_described("konnectivity", "konnectivity server")
     )
 
+    def component(self, field: str) -> ComponentResourcesSpec:
+        """The entry named as on the wire (`apiServer`), for renderers keyed by KamajiControlPlane fields."""
+        name = next(n for n, f in type(self).model_fields.items() if (f.alias or n) == field)
+        value: ComponentResourcesSpec = getattr(self, name)
+        return value
+
 
 class ApiServerSpec(SpecModel):
     extra_args: dict[str, str] = Field(
