@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from tenantctl.problems import Problems
+from tenantctl.spec import syntax
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.durations import DurationError, parse_go_duration
@@ -25,11 +26,11 @@ from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW,
 
 __all__ = ["check_ip_capacity", "check_node_pool", "check_tenant_cluster", "pool_addresses", "ref"]
 
-_KUBE_VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
-_TALOS_VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
-_SCHEMATIC = re.compile(r"^[0-9a-f]{64}$")
+_KUBE_VERSION = re.compile(syntax.KUBE_VERSION)
+_TALOS_VERSION = re.compile(syntax.TALOS_VERSION)
+_SCHEMATIC = re.compile(syntax.SCHEMATIC_ID)
 _PERCENT = re.compile(r"[0-9]+%")
-_PVE_TAG = re.compile(r"^[a-z0-9_][a-z0-9_\-+.]*$")
+_PVE_TAG = re.compile(syntax.PVE_TAG)
 
 
 def ref(kind: str, name: str) -> str:
@@ -150,6 +151,7 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         return
     if not px.allowed_nodes:
         problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
+    _check_set(f"{base}.allowedNodes", px.allowed_nodes, problems)
     if not px.dns_servers:
         problems.error(
             f"{base}.dnsServers",
@@ -388,6 +390,13 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
     for field, value in (("sourceNode", px.source_node), ("pool", px.pool), ("network.bridge", px.network.bridge)):
         if value is not None and not value.strip():
             problems.error(f"{base}.{field}", "must not be empty")
+
+
+def _check_set(path: str, items: Sequence[str], problems: Problems) -> None:
+    """A list the CRD declares a set (`x-kubernetes-list-type: set`): the API server refuses repeats."""
+    for i, item in enumerate(items):
+        if item in items[:i]:
+            problems.error(f"{path}[{i}]", f"duplicate entry {item!r} (already at index {items.index(item)})")
 
 
 # CAPI's MachineHealthCheck webhook refuses a nodeStartupTimeout under 30s (0 would disable it).
