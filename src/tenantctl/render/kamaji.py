@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from tenantctl.render.control_plane_resources import CSR_SIGNER_RESOURCES, component_resources
+from tenantctl.render.exposure import apiserver_network
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.images import SHARED_REGISTRY
 from tenantctl.render.meta import Names, object_meta
@@ -68,9 +69,10 @@ def control_plane_registry(images: ImagesSpec) -> str:
 
 
 def render_kamaji_control_plane(
-    cluster: TenantCluster, service_type: str, observed: ObservedState | None, images: ImagesSpec
+    cluster: TenantCluster, observed: ObservedState | None, images: ImagesSpec
 ) -> dict[str, Any]:
-    """certSANs: the Service's DNS names, plus its address once observed (a worker dials the address)."""
+    """certSANs: the Service's DNS names, its address once observed (a worker dials the address), and
+    the exposed host name."""
     names = Names(cluster)
     resources = cluster.spec.control_plane.resources
     version = kubernetes_patch(cluster)
@@ -103,7 +105,7 @@ def render_kamaji_control_plane(
             "dataStoreName": cluster.spec.control_plane.data_store_name,
             "addons": {"konnectivity": _konnectivity(cluster, images)},
             "kubelet": {"cgroupfs": "systemd", "preferredAddressTypes": ["InternalIP", "ExternalIP"]},
-            "network": {"serviceType": service_type, "certSANs": cert_sans},
+            "network": apiserver_network(cluster, cert_sans),
             "deployment": {
                 "extraContainers": [
                     {
