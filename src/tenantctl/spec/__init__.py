@@ -1,8 +1,10 @@
 """What a user asks for: `TenantCluster` and `NodePool` models, parsed and checked in one pass."""
 
+from tenantctl.spec.addons import ADDON_NAMES, AddonSpec, AddonsSpec
 from tenantctl.spec.loader import API_VERSION, TenantInput, parse_observed, parse_tenant_documents
 from tenantctl.spec.nodepool import (
     DEFAULT_REPLICAS,
+    GpuSpec,
     HealthCheckSpec,
     KubevirtPoolSpec,
     NodePool,
@@ -18,6 +20,8 @@ from tenantctl.spec.tenant import (
     ControlPlaneSpec,
     CSISpec,
     IPv4ConfigSpec,
+    KubevirtClusterSpec,
+    KubevirtStorageClassSpec,
     NetworkSpec,
     ObjectMeta,
     ProxmoxClusterSpec,
@@ -29,14 +33,20 @@ from tenantctl.spec.tenant import (
 )
 
 __all__ = [
+    "ADDON_NAMES",
     "API_VERSION",
     "DEFAULT_REPLICAS",
+    "AddonSpec",
+    "AddonsSpec",
     "CCMSpec",
     "CSISpec",
     "ControlPlaneSpec",
+    "GpuSpec",
     "HealthCheckSpec",
     "IPv4ConfigSpec",
+    "KubevirtClusterSpec",
     "KubevirtPoolSpec",
+    "KubevirtStorageClassSpec",
     "NetworkSpec",
     "NodePool",
     "NodePoolSpec",

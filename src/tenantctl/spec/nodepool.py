@@ -11,6 +11,7 @@ from tenantctl.spec.tenant import ObjectMeta
 
 __all__ = [
     "DEFAULT_REPLICAS",
+    "GpuSpec",
     "HealthCheckSpec",
     "KubevirtPoolSpec",
     "NodePool",
@@ -31,10 +32,16 @@ class ResourcesSpec(SpecModel):
     memory: Quantity | None = Field(default=None, description="Memory (rounded up to MiB on proxmox).")
 
 
+class GpuSpec(SpecModel):
+    name: str = Field(description="Device name inside the VM (a DNS label, unique in the pool).")
+    device_name: str = Field(description="KubeVirt permitted host device resource, e.g. nvidia.com/GA102GL_A10.")
+
+
 class KubevirtPoolSpec(SpecModel):
     instance_type: str = Field(default="u1.medium", description="Used unless both cpu and memory are given.")
     disk_size: str = Field(default="20Gi", description="System disk size.")
     storage_class: str = Field(default="replicated", description="StorageClass of the system disk.")
+    gpus: list[GpuSpec] = Field(default_factory=list, description="GPUs passed through to every worker VM.")
 
 
 class ProxmoxNetworkSpec(SpecModel):

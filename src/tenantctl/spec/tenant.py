@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from tenantctl.spec.addons import AddonsSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
@@ -16,6 +17,8 @@ __all__ = [
     "CSISpec",
     "ControlPlaneSpec",
     "IPv4ConfigSpec",
+    "KubevirtClusterSpec",
+    "KubevirtStorageClassSpec",
     "NetworkSpec",
     "ObjectMeta",
     "ProxmoxClusterSpec",
@@ -81,7 +84,9 @@ class SchedulerHintsSpec(SpecModel):
 class StorageClassSpec(SpecModel):
     name: str = Field(description="StorageClass name in the tenant.")
     storage: str = Field(description="Proxmox storage id backing it.")
-    default: bool = Field(default=False, description="Mark as the tenant's default StorageClass.")
+    default: bool = Field(
+        default=False, description="The tenant's default StorageClass (at most one; none marked: the first)."
+    )
     reclaim_policy: Literal["Delete", "Retain"] = "Delete"
     fstype: Literal["ext4", "xfs"] = "ext4"
 
@@ -98,6 +103,23 @@ class CSISpec(SpecModel):
         default=None, description="Secret (tenant namespace) with the CSI token; required when enabled."
     )
     storage_classes: list[StorageClassSpec] = Field(default_factory=list, description="Tenant StorageClasses.")
+
+
+class KubevirtStorageClassSpec(SpecModel):
+    name: str = Field(description="StorageClass name in the tenant.")
+    infra_storage_class: str | None = Field(
+        default=None, description="Management-cluster StorageClass backing it (unset: that cluster's default)."
+    )
+    default: bool = Field(
+        default=False, description="The tenant's default StorageClass (at most one; none marked: the first)."
+    )
+
+
+class KubevirtClusterSpec(SpecModel):
+    storage_classes: list[KubevirtStorageClassSpec] = Field(
+        default_factory=lambda: [KubevirtStorageClassSpec(name="kubevirt")],
+        description="Tenant StorageClasses of the KubeVirt CSI driver (default: one, `kubevirt`).",
+    )
 
 
 class ProxmoxClusterSpec(SpecModel):
@@ -129,6 +151,8 @@ class TenantClusterSpec(SpecModel):
     talos: TalosSpec = Field(default_factory=TalosSpec)
     os_image: str | None = Field(default=None, description="KubeVirt only: worker disk image URL override.")
     proxmox: ProxmoxClusterSpec | None = Field(default=None, description="Required on substrate proxmox.")
+    kubevirt: KubevirtClusterSpec = Field(default_factory=KubevirtClusterSpec)
+    addons: AddonsSpec = Field(default_factory=AddonsSpec)
 
 
 class TenantCluster(SpecModel):
