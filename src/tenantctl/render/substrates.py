@@ -9,7 +9,8 @@ from typing import Any
 from tenantctl.render.addons import CsiNodeRelease
 from tenantctl.render.csi_proxmox import proxmox_csi_node_release, render_proxmox_controllers
 from tenantctl.render.kubevirt import render_kubevirt_cluster, render_kubevirt_machine_template
-from tenantctl.render.kubevirt_csi import kubevirt_csi_node_release, render_kubevirt_controllers
+from tenantctl.render.kubevirt_csi import render_kubevirt_controllers
+from tenantctl.render.kubevirt_csi_node import KUBEVIRT_CSI_DRIVER, render_kubevirt_csi_node
 from tenantctl.render.proxmox import render_proxmox_cluster, render_proxmox_machine_template
 from tenantctl.spec import NodePool, TenantCluster
 
@@ -29,6 +30,18 @@ class Substrate:
     # The cloud-controller-manager and CSI controller that drive the tenant from its namespace here.
     render_controllers: Callable[[TenantCluster], list[dict[str, Any]]]
     csi_node_release: Callable[[TenantCluster], CsiNodeRelease | None]
+    # Objects the operator applies inside the tenant besides the bootstrap token and node RBAC.
+    render_tenant_objects: Callable[[TenantCluster], list[dict[str, Any]]]
+    # The CSI driver a VolumeSnapshotClass names, or None where the driver cannot take snapshots.
+    snapshot_driver: str | None
+
+
+def _none(cluster: TenantCluster) -> None:
+    return None
+
+
+def _no_objects(cluster: TenantCluster) -> list[dict[str, Any]]:
+    return []
 
 
 SUBSTRATES: dict[str, Substrate] = {
@@ -40,7 +53,10 @@ SUBSTRATES: dict[str, Substrate] = {
         render_infra_cluster=render_kubevirt_cluster,
         render_machine_template=render_kubevirt_machine_template,
         render_controllers=render_kubevirt_controllers,
-        csi_node_release=kubevirt_csi_node_release,
+        csi_node_release=_none,
+        render_tenant_objects=render_kubevirt_csi_node,
+        # The controller's snapshotter sidecar: the driver snapshots the backing PVC in this cluster.
+        snapshot_driver=KUBEVIRT_CSI_DRIVER,
     ),
     "proxmox": Substrate(
         name="proxmox",
@@ -51,5 +67,10 @@ SUBSTRATES: dict[str, Substrate] = {
         render_machine_template=render_proxmox_machine_template,
         render_controllers=render_proxmox_controllers,
         csi_node_release=proxmox_csi_node_release,
+        render_tenant_objects=_no_objects,
+        # proxmox-csi-plugin's snapshots are experimental full copies that need root@pam password
+        # credentials (docs/volumesnapshot.md); the controller here holds a scoped API token, so a
+        # VolumeSnapshotClass would only leave every VolumeSnapshot pending.
+        snapshot_driver=None,
     ),
 }
