@@ -13,6 +13,7 @@ from tenantctl.render import render_tenant
 from tenantctl.render.chart_sources import (
     ADDON_CHARTS,
     DEFAULT_CHART_SOURCES,
+    OPTIONAL_CHARTS,
     ChartSource,
     ChartSourcesSpec,
     render_chart_sources,
@@ -32,7 +33,8 @@ def test_defaults_render_valid_flux_sources(assert_valid: Validator) -> None:
         ("HelmRepository", "tenantctl-cilium"),
         ("HelmRepository", "tenantctl-coredns"),
         ("OCIRepository", "tenantctl-proxmox-csi"),
-        ("OCIRepository", "tenantctl-kubevirt-csi-node"),
+        ("HelmRepository", "tenantctl-metrics-server"),
+        ("HelmRepository", "tenantctl-snapshot-controller"),
     ]
     assert {o["metadata"]["namespace"] for o in objects} == {"tenantctl-system"}
     assert objects[2]["spec"]["ref"] == {"tag": "0.5.12"}
@@ -69,8 +71,30 @@ def test_sources_are_rendered_once_for_many_clusters() -> None:
         {**d, "metadata": {**d["metadata"], "namespace": "tenant-two"}} for d in load_example("proxmox.yaml")
     ]
     objects = render_tenant(parse_tenant_documents(docs))
-    assert len([o for o in objects if o["kind"] == "HelmRepository"]) == 2
-    assert len([o for o in objects if o["kind"] == "OCIRepository"]) == 2
+    assert len([o for o in objects if o["kind"] == "HelmRepository"]) == 4
+    assert len([o for o in objects if o["kind"] == "OCIRepository"]) == 1
+
+
+def test_optional_sources_render_only_while_some_cluster_enables_them(assert_valid: Validator) -> None:
+    docs = load_example("kubevirt.yaml")
+    objects = render_tenant(parse_tenant_documents(docs))
+    plain = {o["metadata"]["name"] for o in objects if o["kind"] == "HelmRepository"}
+    assert not plain & {f"tenantctl-{c}" for c in OPTIONAL_CHARTS}
+    for doc in docs:
+        if doc["kind"] == "TenantCluster":
+            doc["spec"]["addons"] = {"velero": {"enabled": True}, "certManager": {"enabled": False}}
+    objects = render_tenant(parse_tenant_documents(docs))
+    sources = [o for o in objects if o["kind"] == "HelmRepository"]
+    assert {o["metadata"]["name"] for o in sources} - plain == {"tenantctl-velero"}
+    assert_valid(sources)
+
+
+def test_every_optional_chart_has_a_pinned_helm_repository_default() -> None:
+    """Versions are the ones verified upstream (chart_sources docstring); none floats."""
+    for chart in OPTIONAL_CHARTS:
+        src = DEFAULT_CHART_SOURCES[chart]
+        assert src.kind == "HelmRepository" and src.url.startswith("https://")
+        assert src.chart == chart and src.version[0] in "v0123456789"
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import yaml
 
 from tenantctl.problems import Problems
 from tenantctl.render.images import kubelet_image
-from tenantctl.render.meta import Names, object_meta
+from tenantctl.render.meta import GPU_NODE_LABEL, Names, object_meta
 from tenantctl.render.sizing import kubelet_reservations
 from tenantctl.render.substrates import Substrate
 from tenantctl.render.versions import kubernetes_patch
@@ -56,6 +56,11 @@ def _endpoint(cluster: TenantCluster, observed: ObservedState) -> str:
     return f"https://{names.apiserver_dns_names(observed)[0]}:6443"
 
 
+def _gpu_node_labels(pool: NodePool) -> dict[str, Any]:
+    """GPU pools are labelled for the GPU operator from their first boot, before its feature discovery."""
+    return {"nodeLabels": {GPU_NODE_LABEL: "true"}} if pool.spec.kubevirt.gpus else {}
+
+
 def worker_machine_config(
     cluster: TenantCluster, pool: NodePool, observed: ObservedState, substrate: Substrate
 ) -> dict[str, Any]:
@@ -89,6 +94,7 @@ def worker_machine_config(
             "kubelet": kubelet,
             "install": {"disk": substrate.install_disk, "image": installer, "wipe": False},
             "features": {"rbac": True, "kubePrism": {"enabled": False}},
+            **_gpu_node_labels(pool),
         },
         "cluster": {
             "id": secrets.cluster_id,

@@ -11,6 +11,8 @@ from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.kamaji import render_kamaji_control_plane
+from tenantctl.render.optional_addons import optional_charts_in_use, render_optional_addons
+from tenantctl.render.standard_addons import render_standard_addons
 from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import CABPT_API, check_observed, render_talos_config_template
 from tenantctl.render.talos_pki import render_talos_pki
@@ -57,6 +59,8 @@ def render_cluster(
     objects += substrate.render_controllers(cluster)
     if observed is not None:
         objects += render_addons(cluster, observed, charts, substrate.csi_node_release(cluster))
+        objects += render_standard_addons(cluster, charts, substrate)
+        objects += render_optional_addons(cluster, charts)
     return objects
 
 
@@ -72,7 +76,7 @@ def render_tenant(
     for ns, name in sorted(set(observed) - known):
         problems.error(f"ObservedState/{name}.metadata", f"no TenantCluster {ns}/{name} in the input")
     problems.raise_if_errors()
-    objects = render_chart_sources(charts)
+    objects = render_chart_sources(charts, optional_charts_in_use(tenant.clusters))
     for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         key = (cluster.metadata.namespace, cluster.metadata.name)
         objects += render_cluster(cluster, tenant.pools_of(cluster), observed.get(key), charts)
@@ -80,5 +84,7 @@ def render_tenant(
 
 
 def render_tenant_bootstrap(cluster: TenantCluster, observed: ObservedState) -> list[dict[str, Any]]:
-    """Objects applied inside the tenant through its admin kubeconfig."""
-    return render_tenant_bootstrap_objects(cluster, observed)
+    """Objects applied inside the tenant through its admin kubeconfig: the bootstrap token and node RBAC,
+    then what the substrate needs there (KubeVirt: the CSI node plugin and StorageClasses)."""
+    substrate = SUBSTRATES[cluster.spec.substrate]
+    return [*render_tenant_bootstrap_objects(cluster, observed), *substrate.render_tenant_objects(cluster)]
