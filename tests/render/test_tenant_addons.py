@@ -282,7 +282,7 @@ def test_values_override_deep_merges_over_tenantctls() -> None:
     assert values == {
         "controller": {
             "kind": "DaemonSet",
-            "nodeSelector": {INGRESS_NODE_LABEL: "true"},
+            "nodeSelector": {INGRESS_NODE_LABEL: ""},
             "replicaCount": 3,
             "service": {"type": "NodePort"},
         },
@@ -306,6 +306,22 @@ def test_overrides_at_the_bounds_are_accepted() -> None:
     for override in (deep, big):
         docs = _enable(example("kubevirt"), "velero", overrides={"velero": override})
         assert "demo-velero" in releases(render(docs, "kubevirt"))
+
+
+def test_ingress_without_a_labelled_pool_is_a_warning() -> None:
+    docs = _enable(example("kubevirt"), "ingressNginx")
+    assert [w.path for w in parse_tenant_documents(docs).warnings] == [
+        "TenantCluster/demo.spec.addons.ingressNginx.enabled"
+    ]
+    doc(docs, "NodePool", "md0")["spec"]["labels"] = {INGRESS_NODE_LABEL: "true"}
+    assert [w.path for w in parse_tenant_documents(docs).warnings] == [
+        f"NodePool/md0.spec.labels.{INGRESS_NODE_LABEL}", "TenantCluster/demo.spec.addons.ingressNginx.enabled"
+    ]
+    doc(docs, "NodePool", "md0")["spec"]["labels"] = {INGRESS_NODE_LABEL: ""}
+    assert parse_tenant_documents(docs).warnings == ()
+    objects = render(docs, "kubevirt")
+    md = named(objects, "MachineDeployment", "demo-md0")
+    assert md["spec"]["template"]["metadata"]["labels"][INGRESS_NODE_LABEL] == "", "CAPI copies it to the Node"
 
 
 def test_gpu_operator_without_gpu_pools_is_a_warning() -> None:
@@ -339,5 +355,5 @@ def test_gpus_reach_the_vm_and_label_the_nodes() -> None:
 
     configs = {o["metadata"]["name"]: yaml.safe_load(o["spec"]["template"]["spec"]["data"])
                for o in objects if o["kind"] == "TalosConfigTemplate"}
-    assert configs["demo-big"]["machine"]["nodeLabels"] == {GPU_NODE_LABEL: "true"}
-    assert "nodeLabels" not in configs["demo-md0"]["machine"]
+    assert configs["demo-big"]["machine"]["nodeLabels"][GPU_NODE_LABEL] == "true"
+    assert GPU_NODE_LABEL not in configs["demo-md0"]["machine"].get("nodeLabels", {})

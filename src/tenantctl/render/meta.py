@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
+from tenantctl.spec.addons import INGRESS_NODE_LABEL
 
 __all__ = [
     "CAPI_CLUSTER_LABEL",
@@ -36,8 +37,6 @@ CAPI_CLUSTER_LABEL = "cluster.x-k8s.io/cluster-name"
 # Selecting on these finds everything tenantctl rendered for one cluster: the prune inventory.
 INVENTORY_LABELS = ("app.kubernetes.io/managed-by", CLUSTER_LABEL)
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
-# Nodes of a pool labelled so run the ingressNginx add-on's DaemonSet (its controller.nodeSelector).
-INGRESS_NODE_LABEL = "tenantctl.io/ingress"
 # NVIDIA's GPU operator deploys its operands on nodes labelled so; tenantctl sets it on pools with GPUs.
 GPU_NODE_LABEL = "nvidia.com/gpu.present"
 

@@ -64,7 +64,7 @@ OPTIONAL_ADDONS: tuple[OptionalAddon, ...] = (
     OptionalAddon(
         "ingressNginx",
         "ingress-nginx",
-        {"controller": {"kind": "DaemonSet", "nodeSelector": {INGRESS_NODE_LABEL: "true"}}},
+        {"controller": {"kind": "DaemonSet", "nodeSelector": {INGRESS_NODE_LABEL: ""}}},
         (CILIUM,),
     ),
     # The recommender reads the metrics API: without metrics-server it recommends nothing.

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from tenantctl.credentials.keys import CONTROLLER_KEYS
 from tenantctl.render.controllers import container
 from tenantctl.render.images import IMAGES
 
@@ -32,7 +33,7 @@ CONFIG_VOLUME = "proxmox-config"
 _CREDENTIALS_DIR = "/proxmox-credentials"
 CONFIG_DIR = "/etc/proxmox"
 CONFIG_FILE = f"{CONFIG_DIR}/config.yaml"
-CREDENTIAL_KEYS = ("url", "token_id", "token_secret", "region")
+CREDENTIAL_KEYS = CONTROLLER_KEYS
 
 # Values are emitted as YAML single-quoted scalars (' doubled), so any one-line value is data, never
 # structure; a multi-line value is refused because it cannot be one scalar on one line.

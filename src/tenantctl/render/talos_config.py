@@ -13,8 +13,9 @@ import yaml
 
 from tenantctl.problems import Problems
 from tenantctl.render.images import kubelet_image
-from tenantctl.render.meta import GPU_NODE_LABEL, Names, object_meta
-from tenantctl.render.sizing import kubelet_reservations
+from tenantctl.render.meta import Names, object_meta
+from tenantctl.render.node_placement import kubelet_labels, node_taints
+from tenantctl.render.sizing import eviction_config, kubelet_reservations
 from tenantctl.render.substrates import Substrate
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
@@ -56,11 +57,6 @@ def _endpoint(cluster: TenantCluster, observed: ObservedState) -> str:
     return f"https://{names.apiserver_dns_names(observed)[0]}:6443"
 
 
-def _gpu_node_labels(pool: NodePool) -> dict[str, Any]:
-    """GPU pools are labelled for the GPU operator from their first boot, before its feature discovery."""
-    return {"nodeLabels": {GPU_NODE_LABEL: "true"}} if pool.spec.kubevirt.gpus else {}
-
-
 def worker_machine_config(
     cluster: TenantCluster, pool: NodePool, observed: ObservedState, substrate: Substrate
 ) -> dict[str, Any]:
@@ -72,14 +68,11 @@ def worker_machine_config(
         "extraConfig": {
             "systemReserved": {"cpu": reserved.system_cpu, "memory": reserved.system_memory},
             "kubeReserved": {"cpu": reserved.kube_cpu, "memory": reserved.kube_memory},
-            "evictionHard": {
-                "memory.available": "7%",
-                "nodefs.available": "10%",
-                "imagefs.available": "15%",
-                "nodefs.inodesFree": "5%",
-            },
+            **eviction_config(),
         },
     }
+    if taints := node_taints(pool):
+        kubelet["extraConfig"]["registerWithTaints"] = taints
     if substrate.external_cloud_provider:
         kubelet["extraArgs"] = {"cloud-provider": "external"}
     installer = f"{talos.installer_repository.rstrip('/')}/{talos.schematic_id}:{talos.version}"
@@ -94,7 +87,8 @@ def worker_machine_config(
             "kubelet": kubelet,
             "install": {"disk": substrate.install_disk, "image": installer, "wipe": False},
             "features": {"rbac": True, "kubePrism": {"enabled": False}},
-            **_gpu_node_labels(pool),
+            # Only a pool with labels gets the key: the others' TalosConfigTemplates stay as they were.
+            **({"nodeLabels": labels} if (labels := kubelet_labels(pool)) else {}),
         },
         "cluster": {
             "id": secrets.cluster_id,

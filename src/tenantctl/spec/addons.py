@@ -19,6 +19,7 @@ from tenantctl.spec.base import SpecModel
 
 __all__ = [
     "ADDON_NAMES",
+    "INGRESS_NODE_LABEL",
     "MAX_OVERRIDE_BYTES",
     "MAX_OVERRIDE_DEPTH",
     "OWNED_VALUES",
@@ -27,6 +28,9 @@ __all__ = [
     "check_addons",
 ]
 
+# The ingressNginx controller runs on the Nodes of pools labelled so (`NodePool.spec.labels`, value ""):
+# a node-role label, which Cluster API copies to the Node with its own credentials.
+INGRESS_NODE_LABEL = "node-role.kubernetes.io/ingress"
 MAX_OVERRIDE_BYTES = 64 * 1024
 MAX_OVERRIDE_DEPTH = 16
 
@@ -43,7 +47,7 @@ class AddonsSpec(SpecModel):
 
     cert_manager: AddonSpec = Field(default_factory=AddonSpec, description="cert-manager (CRDs kept on uninstall).")
     ingress_nginx: AddonSpec = Field(
-        default_factory=AddonSpec, description="ingress-nginx DaemonSet on nodes labelled `tenantctl.io/ingress`."
+        default_factory=AddonSpec, description="ingress-nginx on pools labelled `node-role.kubernetes.io/ingress`."
     )
     vertical_pod_autoscaler: AddonSpec = Field(
         default_factory=AddonSpec, description="Vertical Pod Autoscaler (recommender, updater, admission)."

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from tenantctl.problems import Problems
-from tenantctl.spec.addons import check_addons
+from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.durations import DurationError, parse_go_duration
+from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.quantity import QuantityError, parse_quantity
@@ -23,6 +25,7 @@ from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW,
 
 __all__ = [
     "check_gpu_operator",
+    "check_ingress_pools",
     "check_ip_capacity",
     "check_node_pool",
     "check_tenant_cluster",
@@ -33,8 +36,7 @@ __all__ = [
 _KUBE_VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
 _TALOS_VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
 _SCHEMATIC = re.compile(r"^[0-9a-f]{64}$")
-_DURATION = re.compile(r"^\d+[smh]$")
-_PERCENT_OR_INT = re.compile(r"^\d+%?$")
+_PERCENT = re.compile(r"[0-9]+%")
 _PVE_TAG = re.compile(r"^[a-z0-9_][a-z0-9_\-+.]*$")
 # An extended resource name as KubeVirt's permittedHostDevices names a GPU: `<vendor domain>/<name>`.
 _DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
@@ -300,6 +302,8 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 "without both the instanceType sizes the VM",
             )
     _check_health(at, pool, problems)
+    _check_labels(at, pool, problems)
+    _check_taints(at, pool, problems)
 
 
 def _check_gpus(at: str, pool: NodePool, problems: Problems) -> None:
@@ -324,6 +328,25 @@ def check_gpu_operator(tc: TenantCluster, pools: Sequence[NodePool], problems: P
         problems.warn(
             f"{ref('TenantCluster', tc.metadata.name)}.spec.addons.gpuOperator.enabled",
             "no NodePool of this cluster has spec.kubevirt.gpus: the GPU operator will find no GPU node",
+        )
+
+
+def check_ingress_pools(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
+    """The ingress controller is a DaemonSet selecting `INGRESS_NODE_LABEL: ""`; without such a pool it has no pod."""
+    if not tc.spec.addons.ingress_nginx.enabled:
+        return
+    at = ref("TenantCluster", tc.metadata.name)
+    for p in pools:
+        value = p.spec.labels.get(INGRESS_NODE_LABEL)
+        if value not in (None, ""):
+            problems.warn(
+                f"{ref('NodePool', p.metadata.name)}.spec.labels.{INGRESS_NODE_LABEL}",
+                f"{value!r}: the ingress controller selects the value \"\" and will not run on this pool",
+            )
+    if not any(p.spec.labels.get(INGRESS_NODE_LABEL) == "" for p in pools):
+        problems.warn(
+            f"{at}.spec.addons.ingressNginx.enabled",
+            f'no NodePool of this cluster has the label {INGRESS_NODE_LABEL}: "": the ingress controller runs nowhere',
         )
 
 
@@ -410,19 +433,83 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
             problems.error(f"{base}.{field}", "must not be empty")
 
 
+# CAPI's MachineHealthCheck webhook refuses a nodeStartupTimeout under 30s (0 would disable it).
+_MIN_NODE_STARTUP_NANOS = 30 * 1_000_000_000
+
+
 def _check_health(at: str, pool: NodePool, problems: Problems) -> None:
     hc = pool.spec.health_check
-    if not _PERCENT_OR_INT.match(str(hc.max_unhealthy)):
-        problems.error(
-            f"{at}.spec.healthCheck.maxUnhealthy",
-            f"{hc.max_unhealthy!r} must be an integer or an integer percentage like 50%",
-        )
+    base = f"{at}.spec.healthCheck"
+    _check_max_unhealthy(f"{base}.maxUnhealthy", hc.max_unhealthy, problems)
     for field, value in (
         ("nodeStartupTimeout", hc.node_startup_timeout),
         ("readyUnknownTimeout", hc.ready_unknown_timeout),
         ("readyFalseTimeout", hc.ready_false_timeout),
     ):
-        if not _DURATION.match(value):
+        try:
+            nanos = parse_go_duration(value)
+        except DurationError as exc:
+            problems.error(f"{base}.{field}", str(exc))
+            continue
+        if nanos <= 0:
             problems.error(
-                f"{at}.spec.healthCheck.{field}", f"{value!r} must be whole seconds, minutes or hours (e.g. 20m)"
+                f"{base}.{field}",
+                f"{value!r} must be a positive duration: a new node reports Ready=False until its CNI runs, "
+                "so a zero or negative timeout remediates (deletes) every new worker as it registers",
             )
+        elif field == "nodeStartupTimeout" and nanos < _MIN_NODE_STARTUP_NANOS:
+            problems.error(
+                f"{base}.{field}",
+                f"{value!r} is under 30s, which Cluster API's MachineHealthCheck webhook refuses",
+            )
+
+
+def _check_max_unhealthy(path: str, value: str | int, problems: Problems) -> None:
+    """An int or `N%` (CAPI's IntOrString); a plain numeric string is taken as the int it spells."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            problems.error(path, f"{value!r} must not be negative")
+        return
+    text = str(value)
+    if _PERCENT.fullmatch(text):
+        if int(text[:-1]) > 100:
+            problems.error(path, f"{text!r} is more than 100%")
+    elif not text.isascii() or not text.isdigit():
+        problems.error(path, f"{value!r} must be an integer or an integer percentage like 50%")
+
+
+def _check_labels(at: str, pool: NodePool, problems: Problems) -> None:
+    for key, value in pool.spec.labels.items():
+        path = f"{at}.spec.labels[{key!r}]"
+        _check_node_key(path, key, "label", problems)
+        if (why := label_value_problem(value)) is not None:
+            problems.error(path, f"value {value!r} {why}")
+
+
+def _check_taints(at: str, pool: NodePool, problems: Problems) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for i, taint in enumerate(pool.spec.taints):
+        path = f"{at}.spec.taints[{i}]"
+        _check_node_key(f"{path}.key", taint.key, "taint", problems)
+        if (why := label_value_problem(taint.value)) is not None:
+            problems.error(f"{path}.value", f"{taint.value!r} {why}")
+        if taint.effect not in TAINT_EFFECTS:
+            problems.error(f"{path}.effect", f"{taint.effect!r} is not one of {', '.join(TAINT_EFFECTS)}")
+        first = seen.setdefault((taint.key, taint.effect), i)
+        if first != i:
+            problems.error(
+                path,
+                f"duplicate taint {taint.key!r} with effect {taint.effect!r} (also taints[{first}]); "
+                "a Node holds one taint per key and effect",
+            )
+
+
+def _check_node_key(path: str, key: str, what: str, problems: Problems) -> None:
+    if (why := label_key_problem(key)) is not None:
+        problems.error(path, f"{what} key {key!r} {why}")
+    elif (domain := reserved_domain(key)) is not None:
+        problems.error(
+            path,
+            f"{what} key {key!r} is in the reserved domain {domain!r}; of it only node-role.kubernetes.io/* "
+            "and node-restriction.kubernetes.io/* may be set on a pool",
+        )

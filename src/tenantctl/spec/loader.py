@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 from tenantctl.problems import Problem, Problems
 from tenantctl.spec.checks import (
     check_gpu_operator,
+    check_ingress_pools,
     check_ip_capacity,
     check_node_pool,
     check_tenant_cluster,
@@ -135,6 +136,7 @@ def parse_tenant_documents(docs: Iterable[Mapping[str, Any]]) -> TenantInput:
     for tc in clusters:
         check_ip_capacity(tc, tenant.pools_of(tc), problems)
         check_gpu_operator(tc, tenant.pools_of(tc), problems)
+        check_ingress_pools(tc, tenant.pools_of(tc), problems)
     if not clusters and not problems.errors:
         problems.error("input", "no TenantCluster in the input")
     problems.raise_if_errors()

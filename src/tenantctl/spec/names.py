@@ -22,11 +22,11 @@ _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9
 
 
 def is_dns_label(name: str) -> bool:
-    return len(name) <= LABEL_MAX and bool(DNS_LABEL.match(name))
+    return len(name) <= LABEL_MAX and bool(DNS_LABEL.fullmatch(name))
 
 
 def is_dns_subdomain(name: str) -> bool:
-    return len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
+    return len(name) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(name))
 
 
 def machine_name_length(cluster: str, pool: str) -> int:

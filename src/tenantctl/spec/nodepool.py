@@ -20,6 +20,7 @@ __all__ = [
     "ProxmoxPoolSpec",
     "ResourcesSpec",
     "RollingUpdateSpec",
+    "TaintSpec",
 ]
 
 Quantity = str | int | float
@@ -72,10 +73,16 @@ class RollingUpdateSpec(SpecModel):
 
 
 class HealthCheckSpec(SpecModel):
-    max_unhealthy: str | int = "50%"
-    node_startup_timeout: str = "20m"
-    ready_unknown_timeout: str = "5m"
-    ready_false_timeout: str = "10m"
+    max_unhealthy: str | int = Field(default="50%", description="Count or percentage (`50%`) of the pool.")
+    node_startup_timeout: str = Field(default="20m", description="Go duration (`20m`, `1h30m`, `1.5h`); at least 30s.")
+    ready_unknown_timeout: str = Field(default="5m", description="Go duration; zero and negative refused.")
+    ready_false_timeout: str = Field(default="10m", description="Go duration; zero and negative refused.")
+
+
+class TaintSpec(SpecModel):
+    key: str = Field(description="Qualified name; reserved domains refused as for labels.")
+    value: str = Field(default="", description="Label-value syntax; may be empty.")
+    effect: str = Field(description="NoSchedule, PreferNoSchedule or NoExecute.")
 
 
 class NodePoolSpec(SpecModel):
@@ -88,6 +95,14 @@ class NodePoolSpec(SpecModel):
     proxmox: ProxmoxPoolSpec | None = None
     rolling_update: RollingUpdateSpec = Field(default_factory=RollingUpdateSpec)
     health_check: HealthCheckSpec = Field(default_factory=HealthCheckSpec)
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels of the pool's Nodes; `kubernetes.io`, `k8s.io`, `tenantctl.io` refused except "
+        "`node-role.kubernetes.io/*` and `node-restriction.kubernetes.io/*`.",
+    )
+    taints: list[TaintSpec] = Field(
+        default_factory=list, description="Taints the pool's Nodes register with (`key`, `value`, `effect`)."
+    )
 
     @property
     def autoscaled(self) -> bool:
@@ -99,7 +114,6 @@ class NodePoolSpec(SpecModel):
         if self.autoscaled:
             return max(self.max_replicas or 0, self.min_replicas or 0)
         return self.replicas if self.replicas is not None else DEFAULT_REPLICAS
-
 
 
 class NodePool(SpecModel):
