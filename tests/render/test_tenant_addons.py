@@ -13,7 +13,7 @@ from tenant_support import clone, doc, load_example
 from tenantctl.problems import InvalidInput
 from tenantctl.render import render_tenant, render_tenant_bootstrap
 from tenantctl.render.chart_sources import DEFAULT_CHART_SOURCES
-from tenantctl.render.images import IMAGES, repository_and_tag
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import DEFAULT_CLASS_ANNOTATION, GPU_NODE_LABEL, INGRESS_NODE_LABEL
 from tenantctl.render.optional_addons import OPTIONAL_ADDONS, deep_merge, kebab
 from tenantctl.spec import ADDON_NAMES, parse_observed, parse_tenant_documents
@@ -69,8 +69,8 @@ def test_metrics_server_after_cilium_with_a_pinned_image(substrate: str, assert_
     ms = rels[f"{c}-metrics-server"]
     assert depends(ms) == [f"{c}-cilium"]
     values = ms["spec"]["values"]
-    repository, tag = repository_and_tag(IMAGES["metrics-server"])
-    assert values["image"] == {"repository": repository, "tag": tag} and "@sha256:" in tag
+    ref = ImagesSpec().ref("metrics-server")
+    assert values["image"] == {"repository": ref.repository, "tag": ref.tag_and_digest} and ref.digest
     # Talos kubelets serve self-signed certificates (Cozystack's tenant package sets the same).
     assert "--kubelet-insecure-tls" in values["defaultArgs"]
     assert ms["spec"]["chart"]["spec"]["chart"] == "metrics-server"
@@ -112,7 +112,7 @@ def test_kubevirt_csi_controller_runs_the_snapshotter_with_infra_rbac() -> None:
     deployment = named(objects, "Deployment", "demo-kcsi-controller")
     containers = deployment["spec"]["template"]["spec"]["containers"]
     snapshotter = next(c for c in containers if c["name"] == "csi-snapshotter")
-    assert snapshotter["image"] == IMAGES["csi-snapshotter"]
+    assert snapshotter["image"] == str(ImagesSpec().ref("csi-snapshotter"))
     role = named(objects, "Role", "demo-kcsi")
     assert {"apiGroups": ["snapshot.storage.k8s.io"], "resources": ["volumesnapshots"],
             "verbs": ["get", "create", "delete"]} in role["rules"]
@@ -130,9 +130,9 @@ def test_kubevirt_storage_objects_are_applied_in_the_tenant(assert_valid: Valida
     daemon_set = next(o for o in objects if o["kind"] == "DaemonSet")
     images = {c["name"]: c["image"] for c in daemon_set["spec"]["template"]["spec"]["containers"]}
     assert images == {
-        "csi-driver": IMAGES["kubevirt-csi-driver"],
-        "csi-node-driver-registrar": IMAGES["csi-node-driver-registrar"],
-        "csi-liveness-probe": IMAGES["csi-node-livenessprobe"],
+        "csi-driver": str(ImagesSpec().ref("kubevirt-csi-driver")),
+        "csi-node-driver-registrar": str(ImagesSpec().ref("csi-node-driver-registrar")),
+        "csi-liveness-probe": str(ImagesSpec().ref("csi-livenessprobe")),
     }
     assert all("@sha256:" in image for image in images.values())
     assert daemon_set["spec"]["template"]["spec"]["serviceAccountName"] == "kubevirt-csi-node"

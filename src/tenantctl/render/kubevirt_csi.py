@@ -18,7 +18,7 @@ from tenantctl.render.controllers import (
     namespaced_role,
     service_account,
 )
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kubevirt_ccm import render_kubevirt_ccm
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names
 from tenantctl.spec import TenantCluster
@@ -50,7 +50,7 @@ _SIDECARS: tuple[tuple[str, tuple[str, ...]], ...] = (
 KCSI_CLUSTER_RULES: tuple[Rule, ...] = (("", ("persistentvolumes",), ("get",)),)
 
 
-def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any]]:
+def render_kubevirt_csi_controller(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
     names = Names(cluster)
     socket = [(_SOCKET_VOLUME, _SOCKET_DIR)]
     kubeconfig = [("kubeconfig", KUBECONFIG_MOUNT)]
@@ -58,7 +58,7 @@ def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any
     containers = [
         container(
             "csi-driver",
-            IMAGES["kubevirt-csi-driver"],
+            str(images.ref("kubevirt-csi-driver")),
             [
                 f"--endpoint=unix://{_SOCKET}",
                 f"--infra-cluster-namespace={names.namespace}",
@@ -74,12 +74,14 @@ def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any
             },
         ),
         *(
-            container(name, IMAGES[name], [*sidecar_args, *extra], [*socket, *kubeconfig], writable=[_SOCKET_VOLUME])
+            container(
+                name, str(images.ref(name)), [*sidecar_args, *extra], [*socket, *kubeconfig], writable=[_SOCKET_VOLUME]
+            )
             for name, extra in _SIDECARS
         ),
         container(
             "csi-liveness-probe",
-            IMAGES["csi-livenessprobe"],
+            str(images.ref("csi-livenessprobe")),
             [f"--csi-address={_SOCKET}", "--probe-timeout=3s", f"--health-port={_HEALTH_PORT}"],
             socket,
             writable=[_SOCKET_VOLUME],
@@ -100,5 +102,5 @@ def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any
     ]
 
 
-def render_kubevirt_controllers(cluster: TenantCluster) -> list[dict[str, Any]]:
-    return [*render_kubevirt_ccm(cluster), *render_kubevirt_csi_controller(cluster)]
+def render_kubevirt_controllers(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
+    return [*render_kubevirt_ccm(cluster, images), *render_kubevirt_csi_controller(cluster, images)]

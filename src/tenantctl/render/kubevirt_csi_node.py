@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import DEFAULT_CLASS_ANNOTATION, cluster_labels
 from tenantctl.spec import TenantCluster
 from tenantctl.spec.storage import default_storage_class
@@ -56,11 +56,11 @@ def _host_path(name: str, path: str, kind: str | None) -> dict[str, Any]:
     return {"name": name, "hostPath": source}
 
 
-def _daemon_set(labels: dict[str, str]) -> dict[str, Any]:
+def _daemon_set(labels: dict[str, str], images: ImagesSpec) -> dict[str, Any]:
     selector = {"app.kubernetes.io/name": _NODE}
     driver = {
         "name": "csi-driver",
-        "image": IMAGES["kubevirt-csi-driver"],
+        "image": str(images.ref("kubevirt-csi-driver")),
         "imagePullPolicy": "IfNotPresent",
         "args": [
             f"--endpoint=unix:{_SOCKET}",
@@ -91,7 +91,7 @@ def _daemon_set(labels: dict[str, str]) -> dict[str, Any]:
     # The registry.k8s.io sidecars are distroless: no shell, so no preStop clean-up hook.
     registrar = {
         "name": "csi-node-driver-registrar",
-        "image": IMAGES["csi-node-driver-registrar"],
+        "image": str(images.ref("csi-node-driver-registrar")),
         "imagePullPolicy": "IfNotPresent",
         "args": [
             f"--csi-address={_SOCKET}",
@@ -106,7 +106,7 @@ def _daemon_set(labels: dict[str, str]) -> dict[str, Any]:
     }
     liveness = {
         "name": "csi-liveness-probe",
-        "image": IMAGES["csi-node-livenessprobe"],
+        "image": str(images.ref("csi-livenessprobe")),
         "imagePullPolicy": "IfNotPresent",
         "args": [f"--csi-address={_SOCKET}", "--probe-timeout=3s", f"--health-port={_HEALTH_PORT}"],
         "volumeMounts": [{"name": "plugin-dir", "mountPath": "/csi"}],
@@ -169,7 +169,7 @@ def render_kubevirt_storage_classes(cluster: TenantCluster) -> list[dict[str, An
     return out
 
 
-def render_kubevirt_csi_node(cluster: TenantCluster) -> list[dict[str, Any]]:
+def render_kubevirt_csi_node(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
     """RBAC before the DaemonSet that uses it; StorageClasses last."""
     labels = cluster_labels(cluster.metadata.name)
     binding_name = f"tenantctl:{_NODE}"
@@ -201,6 +201,6 @@ def render_kubevirt_csi_node(cluster: TenantCluster) -> list[dict[str, Any]]:
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": binding_name},
             "subjects": [{"kind": "ServiceAccount", "name": _NODE, "namespace": KUBEVIRT_CSI_NAMESPACE}],
         },
-        _daemon_set(labels),
+        _daemon_set(labels, images),
         *render_kubevirt_storage_classes(cluster),
     ]

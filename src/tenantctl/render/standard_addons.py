@@ -17,7 +17,7 @@ from typing import Any
 
 from tenantctl.render.addons import CILIUM, render_helm_release
 from tenantctl.render.chart_sources import ChartSourcesSpec
-from tenantctl.render.images import IMAGES, repository_and_tag
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.substrates import Substrate
 from tenantctl.spec import TenantCluster
 
@@ -26,6 +26,7 @@ __all__ = [
     "SNAPSHOT_CLASS",
     "SNAPSHOT_CONTROLLER",
     "SNAPSHOT_CRDS",
+    "STANDARD_ADDON_IMAGES",
     "VELERO_SNAPSHOT_CLASS_LABEL",
     "metrics_server_values",
     "render_standard_addons",
@@ -34,6 +35,8 @@ __all__ = [
 
 METRICS_SERVER, SNAPSHOT_CRDS, SNAPSHOT_CONTROLLER = "metrics-server", "snapshot-crds", "snapshot-controller"
 SNAPSHOT_CLASS = "tenantctl-snapshots"
+# Catalogue images these releases' values set (listed by `tenantctl images`).
+STANDARD_ADDON_IMAGES = ("metrics-server", "snapshot-controller")
 # Velero's CSI support picks the VolumeSnapshotClass of a driver by this label.
 VELERO_SNAPSHOT_CLASS_LABEL = "velero.io/csi-volumesnapshot-class"
 _SNAPSHOT_NAMESPACE = "snapshot-controller"
@@ -50,13 +53,13 @@ _KEEP_CRDS: dict[str, Any] = {
 }
 
 
-def metrics_server_values() -> dict[str, Any]:
+def metrics_server_values(images: ImagesSpec) -> dict[str, Any]:
     """Talos kubelets serve a self-signed certificate (no serving-certificate approver runs in the tenant),
     so metrics-server skips verifying it, as Cozystack's tenant package does; it still authenticates to
     the kubelet with its ServiceAccount token."""
-    repository, tag = repository_and_tag(IMAGES["metrics-server"])
+    ref = images.ref("metrics-server")
     return {
-        "image": {"repository": repository, "tag": tag},
+        "image": {"repository": ref.repository, "tag": ref.tag_and_digest},
         "defaultArgs": [
             "--cert-dir=/tmp",
             "--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname",
@@ -68,9 +71,9 @@ def metrics_server_values() -> dict[str, Any]:
     }
 
 
-def snapshot_controller_values(snapshot_driver: str | None) -> dict[str, Any]:
+def snapshot_controller_values(snapshot_driver: str | None, images: ImagesSpec) -> dict[str, Any]:
     """The controller, and a VolumeSnapshotClass where the substrate's CSI driver takes snapshots."""
-    repository, tag = repository_and_tag(IMAGES["snapshot-controller"])
+    ref = images.ref("snapshot-controller")
     classes: list[dict[str, Any]] = []
     if snapshot_driver is not None:
         classes.append(
@@ -84,18 +87,18 @@ def snapshot_controller_values(snapshot_driver: str | None) -> dict[str, Any]:
         )
     return {
         "installCRDs": False,
-        "controller": {"image": {"repository": repository, "tag": tag}},
+        "controller": {"image": {"repository": ref.repository, "tag": ref.tag_and_digest}},
         "volumeSnapshotClasses": classes,
     }
 
 
 def render_standard_addons(
-    cluster: TenantCluster, charts: ChartSourcesSpec, substrate: Substrate
+    cluster: TenantCluster, charts: ChartSourcesSpec, substrate: Substrate, images: ImagesSpec
 ) -> list[dict[str, Any]]:
     crds_only = {"installCRDs": True, "controller": {"enabled": False}, "webhook": {"enabled": False}}
     return [
         render_helm_release(
-            cluster, charts, METRICS_SERVER, "metrics-server", "kube-system", metrics_server_values(),
+            cluster, charts, METRICS_SERVER, "metrics-server", "kube-system", metrics_server_values(images),
             depends_on=[CILIUM],
         ),
         render_helm_release(
@@ -104,7 +107,7 @@ def render_standard_addons(
         ),
         render_helm_release(
             cluster, charts, SNAPSHOT_CONTROLLER, "snapshot-controller", _SNAPSHOT_NAMESPACE,
-            snapshot_controller_values(substrate.snapshot_driver),
+            snapshot_controller_values(substrate.snapshot_driver, images),
             depends_on=[CILIUM, SNAPSHOT_CRDS],
         ),
     ]  # fmt: skip

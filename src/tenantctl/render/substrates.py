@@ -8,6 +8,7 @@ from typing import Any
 
 from tenantctl.render.addons import CsiNodeRelease
 from tenantctl.render.csi_proxmox import proxmox_csi_node_release, render_proxmox_controllers
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kubevirt import render_kubevirt_cluster, render_kubevirt_machine_template
 from tenantctl.render.kubevirt_csi import render_kubevirt_controllers
 from tenantctl.render.kubevirt_csi_node import KUBEVIRT_CSI_DRIVER, render_kubevirt_csi_node
@@ -28,19 +29,21 @@ class Substrate:
     render_infra_cluster: Callable[[TenantCluster], dict[str, Any]]
     render_machine_template: Callable[[TenantCluster, NodePool], dict[str, Any]]
     # The cloud-controller-manager and CSI controller that drive the tenant from its namespace here.
-    render_controllers: Callable[[TenantCluster], list[dict[str, Any]]]
-    csi_node_release: Callable[[TenantCluster], CsiNodeRelease | None]
+    render_controllers: Callable[[TenantCluster, ImagesSpec], list[dict[str, Any]]]
+    csi_node_release: Callable[[TenantCluster, ImagesSpec], CsiNodeRelease | None]
+    # Catalogue images the CSI node release's values set (listed by `tenantctl images`).
+    csi_node_images: tuple[str, ...]
     # Objects the operator applies inside the tenant besides the bootstrap token and node RBAC.
-    render_tenant_objects: Callable[[TenantCluster], list[dict[str, Any]]]
+    render_tenant_objects: Callable[[TenantCluster, ImagesSpec], list[dict[str, Any]]]
     # The CSI driver a VolumeSnapshotClass names, or None where the driver cannot take snapshots.
     snapshot_driver: str | None
 
 
-def _none(cluster: TenantCluster) -> None:
+def _none(cluster: TenantCluster, images: ImagesSpec) -> None:
     return None
 
 
-def _no_objects(cluster: TenantCluster) -> list[dict[str, Any]]:
+def _no_objects(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
     return []
 
 
@@ -54,6 +57,7 @@ SUBSTRATES: dict[str, Substrate] = {
         render_machine_template=render_kubevirt_machine_template,
         render_controllers=render_kubevirt_controllers,
         csi_node_release=_none,
+        csi_node_images=(),
         render_tenant_objects=render_kubevirt_csi_node,
         # The controller's snapshotter sidecar: the driver snapshots the backing PVC in this cluster.
         snapshot_driver=KUBEVIRT_CSI_DRIVER,
@@ -67,6 +71,7 @@ SUBSTRATES: dict[str, Substrate] = {
         render_machine_template=render_proxmox_machine_template,
         render_controllers=render_proxmox_controllers,
         csi_node_release=proxmox_csi_node_release,
+        csi_node_images=("proxmox-csi-node", "csi-node-driver-registrar", "csi-livenessprobe"),
         render_tenant_objects=_no_objects,
         # proxmox-csi-plugin's snapshots are experimental full copies that need root@pam password
         # credentials (docs/volumesnapshot.md); the controller here holds a scoped API token, so a

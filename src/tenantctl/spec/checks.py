@@ -15,6 +15,7 @@ from tenantctl.problems import Problems
 from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.durations import DurationError, parse_go_duration
+from tenantctl.spec.image_refs import endpoint_problem, registry_host_problem, repository_problem
 from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
@@ -56,6 +57,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
             f"{spec.substrate!r} is not a substrate; expected one of {', '.join(SUBSTRATES)}",
         )
     _check_versions(at, tc, problems)
+    _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:
@@ -118,6 +120,22 @@ def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
             f"{at}.spec.talos.schematicID",
             f"{tc.spec.talos.schematic_id!r} is not an Image Factory schematic ID (64 lower-case hex)",
         )
+
+
+def _check_talos_images(at: str, tc: TenantCluster, problems: Problems) -> None:
+    """Both values land in the worker config the machines boot from: a bad one is a node that never joins."""
+    talos = tc.spec.talos
+    if msg := repository_problem(talos.installer_repository.rstrip("/")):
+        problems.error(f"{at}.spec.talos.installerRepository", msg)
+    for host, mirror in talos.registry_mirrors.items():
+        where = f"{at}.spec.talos.registryMirrors.{host}"
+        if msg := registry_host_problem(host):
+            problems.error(where, msg)
+        if not mirror.endpoints:
+            problems.error(f"{where}.endpoints", "at least one endpoint: Talos has nowhere to pull from otherwise")
+        for i, endpoint in enumerate(mirror.endpoints):
+            if msg := endpoint_problem(endpoint):
+                problems.error(f"{where}.endpoints[{i}]", msg)
 
 
 def _check_network(at: str, tc: TenantCluster, problems: Problems) -> None:

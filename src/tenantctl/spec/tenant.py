@@ -22,6 +22,7 @@ __all__ = [
     "NetworkSpec",
     "ObjectMeta",
     "ProxmoxClusterSpec",
+    "RegistryMirrorSpec",
     "SchedulerHintsSpec",
     "StorageClassSpec",
     "TalosSpec",
@@ -56,6 +57,16 @@ class NetworkSpec(SpecModel):
     cluster_domain: str = Field(default="cluster.local", description="The tenant's DNS domain.")
 
 
+class RegistryMirrorSpec(SpecModel):
+    """One entry of Talos `machine.registries.mirrors`: where workers pull a registry's images from."""
+
+    endpoints: list[str] = Field(description="Mirror URLs tried in order (http(s)://host[:port][/path]).")
+    skip_fallback: bool = Field(
+        default=False, description="Never fall back to the upstream registry (enforces an air gap)."
+    )
+    override_path: bool = Field(default=False, description="The endpoint's path is used as is (no /v2 appended).")
+
+
 class TalosSpec(SpecModel):
     version: str = Field(
         default=DEFAULT_TALOS_VERSION, description="Talos release; its minor sets the Kubernetes window."
@@ -68,6 +79,10 @@ class TalosSpec(SpecModel):
     )
     installer_repository: str = Field(
         default="factory.talos.dev/installer", description="Installer image repository (both substrates)."
+    )
+    registry_mirrors: dict[str, RegistryMirrorSpec] = Field(
+        default_factory=dict,
+        description="Registry host (or `*`) -> mirror endpoints for the workers' image pulls (machine.registries).",
     )
 
 
