@@ -369,6 +369,10 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(ppx, "templateTags", ["talos", "Bad Tag"]),
         "NodePool/md0.spec.proxmox.templateTags[1]", "'Bad Tag' is not a Proxmox tag",
     ),
+    "duplicate allowedNodes": Case(
+        "proxmox.yaml", _set(px, "allowedNodes", ["pve1", "pve2", "pve1"]),
+        "TenantCluster/acme.spec.proxmox.allowedNodes[2]", "duplicate entry 'pve1' (already at index 0)",
+    ),
     "empty sourceNode": Case(
         "proxmox.yaml", _set(ppx, "sourceNode", " "), "NodePool/md0.spec.proxmox.sourceNode", "must not be empty",
     ),
@@ -500,30 +504,30 @@ CASES: dict[str, Case] = {
         "kubevirt.yaml", _set(lambda d: tc(d)["spec"], "addons", {"certManger": {"enabled": True}}),
         "TenantCluster/demo.spec.addons.certManger", "did you mean 'certManager'?",
     ),
-    "certManager override of crds.keep": Case(
+    "valuesOverride of certManager crds.keep": Case(
         "kubevirt.yaml", _addon("certManager", {"crds": {"keep": False}}),
         "TenantCluster/demo.spec.addons.certManager.valuesOverride.crds.keep", "would change 'crds.keep'",
     ),
-    "ingressNginx override of the node selector": Case(
+    "valuesOverride of the ingressNginx node selector": Case(
         "kubevirt.yaml", _addon("ingressNginx", {"controller": {"nodeSelector": {"any": "node"}}}),
         "TenantCluster/demo.spec.addons.ingressNginx.valuesOverride.controller.nodeSelector",
         "would change 'controller.nodeSelector'",
     ),
-    "ingressNginx override replacing the owned key's parent": Case(
+    "valuesOverride replacing an owned key's parent": Case(
         "kubevirt.yaml", _addon("ingressNginx", {"controller": None}),
         "TenantCluster/demo.spec.addons.ingressNginx.valuesOverride.controller",
         "would change 'controller.nodeSelector'",
     ),
-    "verticalPodAutoscaler override of its CRDs": Case(
+    "valuesOverride of the verticalPodAutoscaler CRDs": Case(
         "kubevirt.yaml", _addon("verticalPodAutoscaler", {"crds": {"enabled": False}}),
         "TenantCluster/demo.spec.addons.verticalPodAutoscaler.valuesOverride.crds.enabled",
         "would change 'crds.enabled'",
     ),
-    "velero override of snapshots": Case(
+    "valuesOverride of velero snapshots": Case(
         "kubevirt.yaml", _addon("velero", {"snapshotsEnabled": False}),
         "TenantCluster/demo.spec.addons.velero.valuesOverride.snapshotsEnabled", "would change 'snapshotsEnabled'",
     ),
-    "gpuOperator override of the driver": Case(
+    "valuesOverride of the gpuOperator driver": Case(
         "kubevirt.yaml", _addon("gpuOperator", {"driver": {"enabled": True}}),
         "TenantCluster/demo.spec.addons.gpuOperator.valuesOverride.driver.enabled", "would change 'driver.enabled'",
     ),
@@ -543,11 +547,11 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(lambda d: pool(d)["spec"], "kubevirt", {"gpus": [_GPU]}),
         "NodePool/md0.spec.kubevirt.gpus", "1 GPU(s) refused on substrate proxmox",
     ),
-    "gpu deviceName that is no resource name": Case(
+    "gpu deviceName not a resource name": Case(
         "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [{"name": "gpu1", "deviceName": "A10"}]),
         "NodePool/md0.spec.kubevirt.gpus[0].deviceName", "'A10' is not a host device resource name",
     ),
-    "gpu name that is no DNS label": Case(
+    "gpu name not a DNS label": Case(
         "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [{**_GPU, "name": "GPU_1"}]),
         "NodePool/md0.spec.kubevirt.gpus[0].name", "'GPU_1' must be a DNS label",
     ),

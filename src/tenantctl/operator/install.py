@@ -1,4 +1,4 @@
-"""What deploys the operator: CRDs, ServiceAccount, least-privilege RBAC and a Deployment.
+"""What deploys the operator: CRDs, ServiceAccount, least-privilege RBAC, a Deployment and its webhook.
 
 The ClusterRole grants only the verbs the operator uses on the kinds it renders, prunes or tears
 down, plus the rules it hands to the tenant's CCM/CSI Roles (Kubernetes lets a subject grant only
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tenantctl.operator.webhook_install import CERT_DIR, PORT, TLS_VOLUME, tls_volume, webhook_args, webhook_objects
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import API_VERSION, NodePool, TenantCluster, parse_tenant_documents
 from tenantctl.spec.crds import render_crds
@@ -42,6 +43,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("cert-manager.io", ("issuers", "certificates"), _OWN),
     ("cluster.x-k8s.io", ("clusters", "machinedeployments", "machinehealthchecks"), _OWN),
     ("controlplane.cluster.x-k8s.io", ("kamajicontrolplanes",), _OWN),
+    # Only the trustd port is applied, on an object the provider creates: no create, no delete.
+    ("kamaji.clastix.io", ("tenantcontrolplanes",), ["get", "patch"]),
     ("infrastructure.cluster.x-k8s.io",
      ("proxmoxclusters", "proxmoxmachinetemplates", "kubevirtclusters", "kubevirtmachinetemplates"), _OWN),
     ("bootstrap.cluster.x-k8s.io", ("talosconfigtemplates",), ["get", "list", "watch", "create", "patch"]),
@@ -66,13 +69,26 @@ _SAMPLES: tuple[dict[str, Any], ...] = (
 )
 
 
+# An autoscaled pool of each substrate, so the cluster-autoscaler's Role is among the rendered ones.
+_SAMPLE_POOL: dict[str, Any] = {
+    "cluster": "p",
+    "minReplicas": 0,
+    "maxReplicas": 1,
+    "resources": {"cpu": 1, "memory": "2Gi"},
+    "proxmox": {"sourceNode": "pve", "templateID": 100},
+}
+
+
 def _delegated_rules() -> list[Rule]:
     """The rules the rendered Roles grant, from a render of each substrate (one source of truth)."""
     rules: list[Rule] = []
+    meta = {"name": "p", "namespace": "p"}
     for spec in _SAMPLES:
-        doc = {"apiVersion": API_VERSION, "kind": "TenantCluster", "metadata": {"name": "p", "namespace": "p"}}
-        cluster = parse_tenant_documents([{**doc, "spec": spec}]).clusters[0]
-        for obj in render_cluster(cluster, [], None):
+        cluster_doc = {"apiVersion": API_VERSION, "kind": "TenantCluster", "metadata": meta, "spec": spec}
+        pool_doc = {"apiVersion": API_VERSION, "kind": "NodePool", "metadata": meta, "spec": _SAMPLE_POOL}
+        tenant = parse_tenant_documents([cluster_doc, pool_doc])
+        cluster = tenant.clusters[0]
+        for obj in render_cluster(cluster, tenant.pools_of(cluster), None):
             if obj["kind"] in ("Role", "ClusterRole"):
                 rules += [{k: list(v) for k, v in rule.items()} for rule in obj.get("rules", [])]
     return rules
@@ -146,8 +162,11 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
                         {
                             "name": "operator",
                             "image": image,
-                            "args": ["operator", "--liveness", "http://0.0.0.0:8080/healthz"],
-                            "ports": [{"name": "health", "containerPort": 8080}],
+                            "args": ["operator", "--liveness", "http://0.0.0.0:8080/healthz", *webhook_args()],
+                            "ports": [
+                                {"name": "health", "containerPort": 8080},
+                                {"name": "webhook", "containerPort": PORT},
+                            ],
                             "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 30},
                             "resources": {
                                 "requests": {"cpu": "100m", "memory": "128Mi"},
@@ -161,10 +180,16 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
                             },
                             # ssl loads a tenant's client certificate only from a file: a memory-backed
                             # /tmp holds it for the moment of loading on the read-only root filesystem.
-                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+                            "volumeMounts": [
+                                {"name": "tmp", "mountPath": "/tmp"},
+                                {"name": TLS_VOLUME, "mountPath": CERT_DIR, "readOnly": True},
+                            ],
                         }
                     ],
-                    "volumes": [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}}],
+                    "volumes": [
+                        {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
+                        tls_volume(NAME),
+                    ],
                 },
             },
         },
@@ -198,4 +223,5 @@ def install_objects(
     for cluster, pools in tenants:
         objects += tenant_rbac(cluster, pools, namespace)
     objects.append(_deployment(namespace, image))
+    objects += webhook_objects(NAME, namespace, dict(_LABELS))
     return objects

@@ -1,6 +1,8 @@
 """What a user asks for: `TenantCluster` and `NodePool` models, parsed and checked in one pass."""
 
 from tenantctl.spec.addons import ADDON_NAMES, AddonSpec, AddonsSpec
+from tenantctl.spec.autoscaling import AutoscalingSpec
+from tenantctl.spec.exposure import ExposeSpec
 from tenantctl.spec.loader import API_VERSION, TenantInput, parse_observed, parse_tenant_documents
 from tenantctl.spec.nodepool import (
     DEFAULT_REPLICAS,
@@ -38,9 +40,11 @@ __all__ = [
     "DEFAULT_REPLICAS",
     "AddonSpec",
     "AddonsSpec",
+    "AutoscalingSpec",
     "CCMSpec",
     "CSISpec",
     "ControlPlaneSpec",
+    "ExposeSpec",
     "GpuSpec",
     "HealthCheckSpec",
     "IPv4ConfigSpec",

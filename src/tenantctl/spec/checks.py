@@ -12,9 +12,12 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from tenantctl.problems import Problems
+from tenantctl.spec import syntax
 from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.durations import DurationError, parse_go_duration
+from tenantctl.spec.exposure import check_expose
 from tenantctl.spec.image_refs import endpoint_problem, registry_host_problem, repository_problem
 from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
@@ -34,11 +37,11 @@ __all__ = [
     "ref",
 ]
 
-_KUBE_VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
-_TALOS_VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
-_SCHEMATIC = re.compile(r"^[0-9a-f]{64}$")
+_KUBE_VERSION = re.compile(syntax.KUBE_VERSION)
+_TALOS_VERSION = re.compile(syntax.TALOS_VERSION)
+_SCHEMATIC = re.compile(syntax.SCHEMATIC_ID)
 _PERCENT = re.compile(r"[0-9]+%")
-_PVE_TAG = re.compile(r"^[a-z0-9_][a-z0-9_\-+.]*$")
+_PVE_TAG = re.compile(syntax.PVE_TAG)
 # An extended resource name as KubeVirt's permittedHostDevices names a GPU: `<vendor domain>/<name>`.
 _DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
@@ -59,6 +62,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
     _check_versions(at, tc, problems)
     _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
+    check_expose(at, spec.expose, spec.substrate, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:
             problems.error(
@@ -168,6 +172,7 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         return
     if not px.allowed_nodes:
         problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
+    _check_set(f"{base}.allowedNodes", px.allowed_nodes, problems)
     if not px.dns_servers:
         problems.error(
             f"{base}.dnsServers",
@@ -293,6 +298,7 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 f"{length} characters (<cluster>-<pool>-xxxxx-xxxxx), over the {LABEL_MAX}-character label limit",
             )
     _check_replicas(at, pool, problems)
+    check_autoscaling(at, spec.autoscaling, spec.autoscaled, problems)
     _check_resources(at, pool, problems)
     substrate = cluster.spec.substrate if cluster is not None else None
     if substrate == "proxmox":
@@ -449,6 +455,13 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
     for field, value in (("sourceNode", px.source_node), ("pool", px.pool), ("network.bridge", px.network.bridge)):
         if value is not None and not value.strip():
             problems.error(f"{base}.{field}", "must not be empty")
+
+
+def _check_set(path: str, items: Sequence[str], problems: Problems) -> None:
+    """A list the CRD declares a set (`x-kubernetes-list-type: set`): the API server refuses repeats."""
+    for i, item in enumerate(items):
+        if item in items[:i]:
+            problems.error(f"{path}[{i}]", f"duplicate entry {item!r} (already at index {items.index(item)})")
 
 
 # CAPI's MachineHealthCheck webhook refuses a nodeStartupTimeout under 30s (0 would disable it).
