@@ -1,14 +1,14 @@
 """Where the tenant add-on charts come from: a platform setting with upstream defaults.
 
-The sources (Flux HelmRepository / OCIRepository objects) are rendered once per platform, in one
+The sources (Flux HelmRepository / OCIRepository objects) of the charts in use are rendered once, in one
 namespace; every cluster's HelmReleases point at them. A platform that mirrors charts overrides an
 entry in its Platform document's `spec.charts`; whatever it leaves out keeps the upstream default.
 
 Every default below names a chart its publisher serves at that address and version. Where the version
 was read: the publisher's Helm repository index (`index.yaml` on the `gh-pages` branch) or the
 `helm pull … --version` Cozystack vendors from it (`cozystack/cozystack` 3c780acd,
-`packages/system/<name>/Makefile` and `charts/<name>/Chart.yaml`). The optional add-ons' sources are
-rendered only while some cluster of the input enables them (`OPTIONAL_CHARTS`).
+`packages/system/<name>/Makefile` and `charts/<name>/Chart.yaml`). Like every source, an optional
+add-on's (`OPTIONAL_CHARTS`) is rendered only while some cluster of the input enables it.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from tenantctl.spec.base import SpecModel
 
 __all__ = [
     "ADDON_CHARTS",
+    "CORE_CHARTS",
     "DEFAULT_CHART_SOURCES",
     "OPTIONAL_CHARTS",
     "SOURCE_API",
@@ -113,12 +114,16 @@ def chart_source_name(addon: str) -> str:
     return f"tenantctl-{addon}"
 
 
-def render_chart_sources(charts: ChartSourcesSpec, optional_in_use: Collection[str] = ()) -> list[dict[str, Any]]:
-    """One source object per core chart and per optional chart in use, in the table's order."""
+def render_chart_sources(charts: ChartSourcesSpec, in_use: Collection[str]) -> list[dict[str, Any]]:
+    """One source object per chart in use, in the table's order.
+
+    A source of a chart nothing installs is not harmless: a Proxmox-only platform would carry a
+    KubeVirt chart source that fails to resolve forever."""
+    unknown = sorted(set(in_use) - set(ADDON_CHARTS))
+    if unknown:
+        raise ValueError(f"chart(s) {unknown} in use without a source in ADDON_CHARTS")
     objects: list[dict[str, Any]] = []
-    for addon in ADDON_CHARTS:
-        if addon in OPTIONAL_CHARTS and addon not in optional_in_use:
-            continue
+    for addon in (a for a in ADDON_CHARTS if a in in_use):
         src = charts.source(addon)
         spec: dict[str, Any] = {"interval": src.interval, "url": src.url}
         if src.kind == "OCIRepository":

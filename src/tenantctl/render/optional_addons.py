@@ -1,8 +1,8 @@
 """Optional tenant add-ons (`TenantCluster.spec.addons`) as one table: chart, namespace, values, order.
 
-Each enabled entry becomes a HelmRelease `<cluster>-<add-on in kebab case>` built by the same
-`render_helm_release` as cilium (same retry strategy, same kubeconfig), from the chart source of the
-same name (`chart_sources.OPTIONAL_CHARTS`, overridable in `Platform.spec.charts`). The user's
+Each enabled entry becomes a `TenantAddon`, so a HelmRelease `<cluster>-<add-on in kebab case>` built by
+the same `render_helm_release` as cilium (same retry strategy, same kubeconfig), and its chart source
+(`chart_sources.OPTIONAL_CHARTS`, overridable in `Platform.spec.charts`) is rendered while in use. The user's
 `valuesOverride` deep-merges over the values here; the spec refuses overrides of the keys listed in
 `spec.addons.OWNED_VALUES`, and a test holds every such key to be one these values set.
 
@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tenantctl.render.addons import CILIUM, render_helm_release
-from tenantctl.render.chart_sources import ChartSourcesSpec
+from tenantctl.render.addons import CILIUM, TenantAddon
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import INGRESS_NODE_LABEL
 from tenantctl.render.standard_addons import METRICS_SERVER, SNAPSHOT_CONTROLLER
-from tenantctl.spec import AddonSpec, TenantCluster
+from tenantctl.spec import AddonSpec, ObservedState, TenantCluster
 
 __all__ = [
     "OPTIONAL_ADDONS",
@@ -30,8 +30,7 @@ __all__ = [
     "deep_merge",
     "enabled_addons",
     "kebab",
-    "optional_charts_in_use",
-    "render_optional_addons",
+    "optional_addons",
 ]
 
 
@@ -117,18 +116,19 @@ def enabled_addons(cluster: TenantCluster) -> list[OptionalAddon]:
     return [a for a in OPTIONAL_ADDONS if _spec_of(cluster, a.name).enabled]
 
 
-def optional_charts_in_use(clusters: Iterable[TenantCluster]) -> set[str]:
-    return {a.chart for c in clusters for a in enabled_addons(c)}
+def _fixed(values: Mapping[str, Any]) -> Callable[[TenantCluster, ObservedState, ImagesSpec], Mapping[str, Any]]:
+    return lambda _cluster, _observed, _images: values
 
 
-def render_optional_addons(cluster: TenantCluster, charts: ChartSourcesSpec) -> list[dict[str, Any]]:
-    releases: list[dict[str, Any]] = []
-    for addon in enabled_addons(cluster):
-        values = deep_merge(addon.values, _spec_of(cluster, addon.name).values_override)
-        releases.append(
-            render_helm_release(
-                cluster, charts, addon.release, addon.chart, addon.namespace, values, depends_on=addon.depends_on
-            )
+def optional_addons(cluster: TenantCluster) -> tuple[TenantAddon, ...]:
+    """The cluster's enabled add-ons, their values with the user's override merged in."""
+    return tuple(
+        TenantAddon(
+            addon.release,
+            addon.chart,
+            addon.namespace,
+            _fixed(deep_merge(addon.values, _spec_of(cluster, addon.name).values_override)),
+            depends_on=addon.depends_on,
         )
-    return releases
-
+        for addon in enabled_addons(cluster)
+    )

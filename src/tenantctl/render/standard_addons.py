@@ -15,11 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenantctl.render.addons import CILIUM, render_helm_release
-from tenantctl.render.chart_sources import ChartSourcesSpec
+from tenantctl.render.addons import CILIUM, TenantAddon
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.substrates import Substrate
-from tenantctl.spec import TenantCluster
 
 __all__ = [
     "METRICS_SERVER",
@@ -29,8 +27,8 @@ __all__ = [
     "STANDARD_ADDON_IMAGES",
     "VELERO_SNAPSHOT_CLASS_LABEL",
     "metrics_server_values",
-    "render_standard_addons",
     "snapshot_controller_values",
+    "standard_addons",
 ]
 
 METRICS_SERVER, SNAPSHOT_CRDS, SNAPSHOT_CONTROLLER = "metrics-server", "snapshot-crds", "snapshot-controller"
@@ -92,22 +90,24 @@ def snapshot_controller_values(snapshot_driver: str | None, images: ImagesSpec) 
     }
 
 
-def render_standard_addons(
-    cluster: TenantCluster, charts: ChartSourcesSpec, substrate: Substrate, images: ImagesSpec
-) -> list[dict[str, Any]]:
+def standard_addons(substrate: Substrate) -> tuple[TenantAddon, ...]:
+    """metrics-server, then the snapshot CRDs and controller; rendered by `render_addons` like cilium."""
     crds_only = {"installCRDs": True, "controller": {"enabled": False}, "webhook": {"enabled": False}}
-    return [
-        render_helm_release(
-            cluster, charts, METRICS_SERVER, "metrics-server", "kube-system", metrics_server_values(images),
-            depends_on=[CILIUM],
+    driver = substrate.snapshot_driver
+    return (
+        TenantAddon(
+            METRICS_SERVER, "metrics-server", "kube-system",
+            lambda _cluster, _observed, images: metrics_server_values(images),
+            depends_on=(CILIUM,),
         ),
-        render_helm_release(
-            cluster, charts, SNAPSHOT_CRDS, "snapshot-controller", _SNAPSHOT_NAMESPACE, crds_only,
-            post_renderers=[{"kustomize": {"patches": [_KEEP_CRDS]}}],
+        TenantAddon(
+            SNAPSHOT_CRDS, "snapshot-controller", _SNAPSHOT_NAMESPACE,
+            lambda _cluster, _observed, _images: crds_only,
+            post_renderers=({"kustomize": {"patches": [_KEEP_CRDS]}},),
         ),
-        render_helm_release(
-            cluster, charts, SNAPSHOT_CONTROLLER, "snapshot-controller", _SNAPSHOT_NAMESPACE,
-            snapshot_controller_values(substrate.snapshot_driver, images),
-            depends_on=[CILIUM, SNAPSHOT_CRDS],
+        TenantAddon(
+            SNAPSHOT_CONTROLLER, "snapshot-controller", _SNAPSHOT_NAMESPACE,
+            lambda _cluster, _observed, images: snapshot_controller_values(driver, images),
+            depends_on=(CILIUM, SNAPSHOT_CRDS),
         ),
-    ]  # fmt: skip
+    )  # fmt: skip
