@@ -154,7 +154,7 @@ class WatchCache:
                             store.put(obj)
                         version = obj.get("metadata", {}).get("resourceVersion") or version
             except APIError as exc:
-                if exc.status in _UNCACHEABLE and not store.synced.is_set():
+                if exc.status in _UNCACHEABLE:  # e.g. RBAC grants list but not watch: never poll lists
                     _log.info("reading %s directly: %s", store.res.plural, exc)
                     store.usable = False
                     store.synced.set()
