@@ -351,6 +351,10 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(ppx, "templateTags", ["talos", "Bad Tag"]),
         "NodePool/md0.spec.proxmox.templateTags[1]", "'Bad Tag' is not a Proxmox tag",
     ),
+    "duplicate allowedNodes": Case(
+        "proxmox.yaml", _set(px, "allowedNodes", ["pve1", "pve2", "pve1"]),
+        "TenantCluster/acme.spec.proxmox.allowedNodes[2]", "duplicate entry 'pve1' (already at index 0)",
+    ),
     "empty sourceNode": Case(
         "proxmox.yaml", _set(ppx, "sourceNode", " "), "NodePool/md0.spec.proxmox.sourceNode", "must not be empty",
     ),

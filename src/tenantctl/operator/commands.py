@@ -44,6 +44,12 @@ def operator(
     liveness: Annotated[
         str | None, typer.Option(help="Serve kopf's liveness probe, e.g. http://0.0.0.0:8080/healthz.")
     ] = None,
+    webhook_port: Annotated[
+        int | None, typer.Option(help="Serve the validating webhook on this port (`tenantctl install` sets it).")
+    ] = None,
+    webhook_cert_dir: Annotated[
+        Path | None, typer.Option(help="Directory with the webhook's tls.crt and tls.key (else plain HTTP).")
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
     management_cluster_domain: Annotated[
         str | None,
@@ -65,11 +71,14 @@ def operator(
     import kopf
 
     from tenantctl.operator.handlers import OperatorContext, build_registry
-    from tenantctl.operator.settings import OperatorSettings
+    from tenantctl.operator.settings import OperatorSettings, WebhookSettings
 
     level = logging.DEBUG if verbose else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    settings = OperatorSettings(resync_interval=resync)
+    webhook = None
+    if webhook_port is not None:
+        webhook = WebhookSettings(port=webhook_port, cert_dir=str(webhook_cert_dir) if webhook_cert_dir else None)
+    settings = OperatorSettings(resync_interval=resync, webhook=webhook)
     log = logging.getLogger(__name__)
     if domain := management_cluster_domain or _observed_management_domain():
         settings = dataclasses.replace(settings, management_cluster_domain=domain)
@@ -99,7 +108,10 @@ def install(
         ),
     ] = None,
 ) -> None:
-    """Print the CRDs, ServiceAccount, least-privilege RBAC and Deployment that run the operator."""
+    """Print the CRDs, ServiceAccount, least-privilege RBAC, Deployment and validating webhook of the operator.
+
+    The webhook's serving certificate is issued by cert-manager, which must run in the cluster.
+    """
     import yaml
 
     from tenantctl.operator.install import DEFAULT_IMAGE, install_objects

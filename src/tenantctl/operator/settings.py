@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["OperatorSettings", "RetryPolicy"]
+__all__ = ["OperatorSettings", "RetryPolicy", "WebhookSettings"]
 
 
 @dataclass(frozen=True)
@@ -13,6 +13,16 @@ class RetryPolicy:
 
     timeout: float = 10.0
     backoffs: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0)
+
+
+@dataclass(frozen=True)
+class WebhookSettings:
+    """Where the validating webhook listens; without a certificate directory it speaks plain HTTP (tests)."""
+
+    port: int = 9443
+    addr: str = "0.0.0.0"
+    cert_dir: str | None = None
+    """Holds `tls.crt` and `tls.key` (the cert-manager Secret `tenantctl install` mounts)."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,8 @@ class OperatorSettings:
     management_cluster_domain: str = "cluster.local"
     """The management cluster's DNS domain, observed at start (`management_domain_from_resolv_conf`)
     or given with --management-cluster-domain; Kubernetes' default only when neither is possible."""
+    webhook: WebhookSettings | None = None
+    """Serve the validating webhook (`tenantctl install` configures the API server to call it)."""
 
     def requeue_delay_after(self, waits: int) -> float:
         """The pause before the next pass: the resync when idle, a doubling requeue while waiting.

@@ -16,7 +16,7 @@ import yaml
 
 from tenantctl.credentials.keys import CONTROLLER_KEYS
 from tenantctl.render.controllers import container
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 
 __all__ = [
     "CONFIG_FILE",
@@ -79,12 +79,12 @@ def config_volumes(credentials_secret_name: str) -> list[dict[str, Any]]:
     ]
 
 
-def config_init_container(insecure: bool, features: Mapping[str, Any]) -> dict[str, Any]:
+def config_init_container(insecure: bool, features: Mapping[str, Any], images: ImagesSpec) -> dict[str, Any]:
     """`features` becomes the config's `features:` block verbatim (capmox mode, controllerVmID)."""
     features_yaml = yaml.safe_dump({"features": dict(features)}, sort_keys=True, default_flow_style=False)
     return container(
         "compose-config",
-        IMAGES["config-init"],
+        str(images.ref("config-init")),
         ["-c", CONFIG_SCRIPT],
         [(CREDENTIALS_VOLUME, _CREDENTIALS_DIR), (CONFIG_VOLUME, CONFIG_DIR)],
         command=["sh"],

@@ -10,6 +10,7 @@ from tenantctl.render.addons import render_addons
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import render_kamaji_control_plane
 from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import CABPT_API, check_observed, render_talos_config_template
@@ -26,18 +27,21 @@ def render_cluster(
     pools: Sequence[NodePool],
     observed: ObservedState | None = None,
     charts: ChartSourcesSpec | None = None,
+    images: ImagesSpec | None = None,
 ) -> list[dict[str, Any]]:
     """Every management-cluster object of one tenant, in apply order. Pure and deterministic.
 
     The tenant add-on releases need the apiserver address (cilium's k8sServiceHost), so like the
-    TalosConfigTemplates they are rendered only once it is observed."""
+    TalosConfigTemplates they are rendered only once it is observed. `images` is the platform's
+    overrides and mirror; every image reference below is resolved through it."""
     charts = charts or ChartSourcesSpec()
+    images = images or ImagesSpec()
     substrate = SUBSTRATES[cluster.spec.substrate]
     if observed is not None:
         problems = Problems()
         check_observed(cluster, observed, problems)
         problems.raise_if_errors()
-    control_plane = render_kamaji_control_plane(cluster, substrate.apiserver_service_type, observed)
+    control_plane = render_kamaji_control_plane(cluster, substrate.apiserver_service_type, observed, images)
     infra_cluster = substrate.render_infra_cluster(cluster)
     objects: list[dict[str, Any]] = [
         *render_talos_pki(cluster, observed),
@@ -48,20 +52,23 @@ def render_cluster(
     for pool in sorted(pools, key=lambda p: p.metadata.name):
         template = substrate.render_machine_template(cluster, pool)
         if observed is not None:
-            objects.append(render_talos_config_template(cluster, pool, observed, substrate))
+            objects.append(render_talos_config_template(cluster, pool, observed, substrate, images))
         objects += [
             template,
             render_machine_deployment(cluster, pool, template, CABPT_API),
             render_machine_health_check(cluster, pool),
         ]
-    objects += substrate.render_controllers(cluster)
+    objects += substrate.render_controllers(cluster, images)
     if observed is not None:
-        objects += render_addons(cluster, observed, charts, substrate.csi_node_release(cluster))
+        objects += render_addons(cluster, observed, charts, substrate.csi_node_release(cluster, images), images)
     return objects
 
 
 def render_tenant(
-    tenant: TenantInput, observed: ObservedMap | None = None, charts: ChartSourcesSpec | None = None
+    tenant: TenantInput,
+    observed: ObservedMap | None = None,
+    charts: ChartSourcesSpec | None = None,
+    images: ImagesSpec | None = None,
 ) -> list[dict[str, Any]]:
     """The platform's chart sources, then all clusters of an input ordered by namespace and name;
     refuses observations of unknown clusters."""
@@ -75,7 +82,7 @@ def render_tenant(
     objects = render_chart_sources(charts)
     for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         key = (cluster.metadata.namespace, cluster.metadata.name)
-        objects += render_cluster(cluster, tenant.pools_of(cluster), observed.get(key), charts)
+        objects += render_cluster(cluster, tenant.pools_of(cluster), observed.get(key), charts, images)
     return objects
 
 

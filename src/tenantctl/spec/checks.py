@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from tenantctl.problems import Problems
+from tenantctl.spec import syntax
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.durations import DurationError, parse_go_duration
+from tenantctl.spec.image_refs import endpoint_problem, registry_host_problem, repository_problem
 from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
@@ -23,11 +25,11 @@ from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW,
 
 __all__ = ["check_ip_capacity", "check_node_pool", "check_tenant_cluster", "pool_addresses", "ref"]
 
-_KUBE_VERSION = re.compile(r"^v\d+\.\d+(\.\d+)?$")
-_TALOS_VERSION = re.compile(r"^v\d+\.\d+\.\d+$")
-_SCHEMATIC = re.compile(r"^[0-9a-f]{64}$")
+_KUBE_VERSION = re.compile(syntax.KUBE_VERSION)
+_TALOS_VERSION = re.compile(syntax.TALOS_VERSION)
+_SCHEMATIC = re.compile(syntax.SCHEMATIC_ID)
 _PERCENT = re.compile(r"[0-9]+%")
-_PVE_TAG = re.compile(r"^[a-z0-9_][a-z0-9_\-+.]*$")
+_PVE_TAG = re.compile(syntax.PVE_TAG)
 
 
 def ref(kind: str, name: str) -> str:
@@ -44,6 +46,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
             f"{spec.substrate!r} is not a substrate; expected one of {', '.join(SUBSTRATES)}",
         )
     _check_versions(at, tc, problems)
+    _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:
@@ -100,6 +103,22 @@ def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
         )
 
 
+def _check_talos_images(at: str, tc: TenantCluster, problems: Problems) -> None:
+    """Both values land in the worker config the machines boot from: a bad one is a node that never joins."""
+    talos = tc.spec.talos
+    if msg := repository_problem(talos.installer_repository.rstrip("/")):
+        problems.error(f"{at}.spec.talos.installerRepository", msg)
+    for host, mirror in talos.registry_mirrors.items():
+        where = f"{at}.spec.talos.registryMirrors.{host}"
+        if msg := registry_host_problem(host):
+            problems.error(where, msg)
+        if not mirror.endpoints:
+            problems.error(f"{where}.endpoints", "at least one endpoint: Talos has nowhere to pull from otherwise")
+        for i, endpoint in enumerate(mirror.endpoints):
+            if msg := endpoint_problem(endpoint):
+                problems.error(f"{where}.endpoints[{i}]", msg)
+
+
 def _check_network(at: str, tc: TenantCluster, problems: Problems) -> None:
     nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network] = {}
     for field, value in (("podCIDR", tc.spec.network.pod_cidr), ("serviceCIDR", tc.spec.network.service_cidr)):
@@ -130,6 +149,7 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         return
     if not px.allowed_nodes:
         problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
+    _check_set(f"{base}.allowedNodes", px.allowed_nodes, problems)
     if not px.dns_servers:
         problems.error(
             f"{base}.dnsServers",
@@ -368,6 +388,13 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
     for field, value in (("sourceNode", px.source_node), ("pool", px.pool), ("network.bridge", px.network.bridge)):
         if value is not None and not value.strip():
             problems.error(f"{base}.{field}", "must not be empty")
+
+
+def _check_set(path: str, items: Sequence[str], problems: Problems) -> None:
+    """A list the CRD declares a set (`x-kubernetes-list-type: set`): the API server refuses repeats."""
+    for i, item in enumerate(items):
+        if item in items[:i]:
+            problems.error(f"{path}[{i}]", f"duplicate entry {item!r} (already at index {items.index(item)})")
 
 
 # CAPI's MachineHealthCheck webhook refuses a nodeStartupTimeout under 30s (0 would disable it).

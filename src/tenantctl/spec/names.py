@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from tenantctl.spec import syntax
+
 __all__ = [
     "DNS_LABEL",
     "LABEL_MAX",
@@ -17,8 +19,8 @@ LABEL_MAX = 63
 # CAPI names a MachineSet `<md>-<5 chars>` and its Machines `<ms>-<5 chars>`; the Machine name becomes
 # the node's hostname and a label value, so it is the longest name a pool produces.
 MACHINE_SUFFIX_LEN = 12
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS_LABEL = re.compile(syntax.DNS_LABEL)
+_DNS_SUBDOMAIN = re.compile(syntax.DNS_SUBDOMAIN)
 
 
 def is_dns_label(name: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from tenantctl.credentials.url import UrlFault, url_problems
 from tenantctl.proxmox.checks._context import FAIL, PASS, WARN, Context
 from tenantctl.proxmox.report import Row
+from tenantctl.render.images import CATALOGUE
 
 # ------------------------------------------------------------------ offline: URL and TLS
 
@@ -54,8 +55,8 @@ def check_version(ctx: Context) -> list[Row]:
     major = ctx.inv.pve_major
     if major >= 9:
         return [Row("version", f"PVE {version}", WARN, "PVE 9 replaced HA groups with HA rules",
-                    "the CCM image v0.15.0 logs 'error get ha-groups 500' every five minutes; node "
-                    "initialisation is unaffected")]
+                    f"the CCM image {CATALOGUE['proxmox-ccm'].tag} logs 'error get ha-groups 500' every five "
+                    "minutes; node initialisation is unaffected")]
     if major < 8:
         return [Row("version", f"PVE {version}", WARN, "older than PVE 8",
                     "untested: SDN.Use and the privilege names in the tables assume PVE 8 or later")]
