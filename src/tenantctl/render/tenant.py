@@ -7,6 +7,7 @@ from typing import Any
 
 from tenantctl.problems import Problems
 from tenantctl.render.addons import render_addons
+from tenantctl.render.autoscaler import render_autoscaler
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
@@ -41,7 +42,7 @@ def render_cluster(
         problems = Problems()
         check_observed(cluster, observed, problems)
         problems.raise_if_errors()
-    control_plane = render_kamaji_control_plane(cluster, substrate.apiserver_service_type, observed, images)
+    control_plane = render_kamaji_control_plane(cluster, observed, images)
     infra_cluster = substrate.render_infra_cluster(cluster)
     objects: list[dict[str, Any]] = [
         *render_talos_pki(cluster, observed),
@@ -59,6 +60,7 @@ def render_cluster(
             render_machine_health_check(cluster, pool),
         ]
     objects += substrate.render_controllers(cluster, images)
+    objects += render_autoscaler(cluster, pools, substrate.machine_templates, images)
     if observed is not None:
         objects += render_addons(cluster, observed, charts, substrate.csi_node_release(cluster, images), images)
     return objects

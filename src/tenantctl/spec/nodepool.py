@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from tenantctl.spec import syntax
+from tenantctl.spec.autoscaling import AutoscalingSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.labels import TAINT_EFFECTS
 from tenantctl.spec.tenant import ObjectMeta
@@ -135,6 +136,7 @@ class NodePoolSpec(SpecModel):
     replicas: int | None = Field(default=None, ge=0, description="Fixed size (default 2).")
     min_replicas: int | None = Field(default=None, ge=0, description="Autoscaled: lower bound (with maxReplicas).")
     max_replicas: int | None = Field(default=None, ge=0, description="Autoscaled: upper bound (with minReplicas).")
+    autoscaling: AutoscalingSpec | None = Field(default=None, description="Autoscaled pools: autoscaler options.")
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
     kubevirt: KubevirtPoolSpec = Field(default_factory=KubevirtPoolSpec)
     proxmox: ProxmoxPoolSpec | None = None
