@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from tenantctl.problems import Problems
+from tenantctl.spec import syntax
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.durations import DurationError, parse_go_duration
 
@@ -16,6 +17,8 @@ DEFAULT_MAX_NODE_PROVISION_TIME = "30m"
 class AutoscalingSpec(SpecModel):
     max_node_provision_time: str = Field(
         default=DEFAULT_MAX_NODE_PROVISION_TIME,
+        max_length=32,
+        json_schema_extra={"pattern": syntax.GO_DURATION},
         description="How long a new worker may take to register before the autoscaler gives up on it "
         "(Go duration: 30m, 1h30m).",
     )

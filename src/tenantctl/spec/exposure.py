@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from tenantctl.problems import Problems
+from tenantctl.spec import syntax
 from tenantctl.spec.addresses import is_literal_ip
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.names import is_dns_subdomain
@@ -43,16 +44,29 @@ class ExposeSpec(SpecModel):
         description="ClusterIP, LoadBalancer or Ingress (default: kubevirt ClusterIP, proxmox LoadBalancer).",
     )
     hostname: str | None = Field(
-        default=None, description="DNS name users reach the API at (required for Ingress); added to the certificate."
+        default=None,
+        max_length=253,
+        json_schema_extra={"pattern": syntax.DNS_SUBDOMAIN},
+        description="DNS name users reach the API at (required for Ingress); added to the certificate."
     )
     ingress_class_name: str | None = Field(
-        default=None, description="Ingress only: the IngressClass (its controller must pass TLS through)."
+        default=None,
+        max_length=253,
+        json_schema_extra={"minLength": 1},
+        description="Ingress only: the IngressClass (its controller must pass TLS through)."
     )
-    load_balancer_class: str | None = Field(default=None, description="LoadBalancer only: the Service's class.")
-    load_balancer_source_ranges: list[str] = Field(
-        default_factory=list, description="LoadBalancer only: CIDRs allowed to reach the API."
+    load_balancer_class: str | None = Field(
+        default=None,
+        max_length=253,
+        json_schema_extra={"minLength": 1},
+        description="LoadBalancer only: the Service's class.",
     )
-    address: str | None = Field(default=None, description="LoadBalancer only: a pre-assigned IPv4 address.")
+    load_balancer_source_ranges: list[Annotated[str, Field(max_length=49)]] = Field(
+        default_factory=list, max_length=64, description="LoadBalancer only: CIDRs allowed to reach the API."
+    )
+    address: str | None = Field(
+        default=None, max_length=45, description="LoadBalancer only: a pre-assigned IPv4 address."
+    )
 
 
 def default_expose_type(substrate: str) -> ExposeType:
