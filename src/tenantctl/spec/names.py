@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from tenantctl.spec.patterns import DNS_LABEL, DNS_SUBDOMAIN, full_match
 
 __all__ = [
     "DNS_LABEL",
@@ -17,16 +17,14 @@ LABEL_MAX = 63
 # CAPI names a MachineSet `<md>-<5 chars>` and its Machines `<ms>-<5 chars>`; the Machine name becomes
 # the node's hostname and a label value, so it is the longest name a pool produces.
 MACHINE_SUFFIX_LEN = 12
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 def is_dns_label(name: str) -> bool:
-    return len(name) <= LABEL_MAX and bool(DNS_LABEL.match(name))
+    return len(name) <= LABEL_MAX and full_match(DNS_LABEL, name)
 
 
 def is_dns_subdomain(name: str) -> bool:
-    return len(name) <= 253 and bool(_DNS_SUBDOMAIN.match(name))
+    return len(name) <= 253 and full_match(DNS_SUBDOMAIN, name)
 
 
 def machine_name_length(cluster: str, pool: str) -> int:
