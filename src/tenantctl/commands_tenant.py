@@ -44,13 +44,16 @@ def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tupl
 
 
 def _charts(platform: Path | None) -> ChartSourcesSpec | None:
-    """The Platform is checked as a whole (packages too); only its chart sources matter here."""
+    """The Platform passes every check `providers render` makes (bundles, lock, contracts), so no
+    command accepts a platform another refuses; only its chart sources matter here."""
     if platform is None:
         return None
-    from tenantctl.providers.catalogue import load_catalogue
-    from tenantctl.providers.platform import load_platform
+    from tenantctl.providers.assemble import render_workspace
+    from tenantctl.providers.workspace import open_workspace
 
-    return load_platform(platform, load_catalogue()).charts
+    workspace = open_workspace(platform)
+    render_workspace(workspace, with_components=False)
+    return workspace.platform.charts
 
 
 @refusals_exit_2
@@ -73,6 +76,7 @@ def render(
     if in_tenant:
         if not observations:
             raise InvalidInput([Problem("--in-tenant", "needs --observed: the bootstrap token is a runtime input")])
+        render_tenant(tenant, observations, charts)  # the same refusals as a management render
         objects = [
             obj
             for c in tenant.clusters

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.patterns import INT32_MAX
 from tenantctl.spec.tenant import ObjectMeta
 
 __all__ = [
@@ -60,8 +61,8 @@ class ProxmoxPoolSpec(SpecModel):
 
 
 class RollingUpdateSpec(SpecModel):
-    max_surge: int = Field(default=1, ge=0)
-    max_unavailable: int = Field(default=0, ge=0)
+    max_surge: int = Field(default=1, ge=0, le=INT32_MAX)
+    max_unavailable: int = Field(default=0, ge=0, le=INT32_MAX)
 
 
 class HealthCheckSpec(SpecModel):
@@ -73,9 +74,13 @@ class HealthCheckSpec(SpecModel):
 
 class NodePoolSpec(SpecModel):
     cluster: str = Field(description="Name of the TenantCluster in the same namespace.")
-    replicas: int | None = Field(default=None, ge=0, description="Fixed size (default 2).")
-    min_replicas: int | None = Field(default=None, ge=0, description="Autoscaled: lower bound (with maxReplicas).")
-    max_replicas: int | None = Field(default=None, ge=0, description="Autoscaled: upper bound (with minReplicas).")
+    replicas: int | None = Field(default=None, ge=0, le=INT32_MAX, description="Fixed size (default 2).")
+    min_replicas: int | None = Field(
+        default=None, ge=0, le=INT32_MAX, description="Autoscaled: lower bound (with maxReplicas)."
+    )
+    max_replicas: int | None = Field(
+        default=None, ge=0, le=INT32_MAX, description="Autoscaled: upper bound (with minReplicas)."
+    )
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
     kubevirt: KubevirtPoolSpec = Field(default_factory=KubevirtPoolSpec)
     proxmox: ProxmoxPoolSpec | None = None

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.patterns import INT64_MAX
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
 __all__ = [
@@ -75,7 +76,9 @@ class IPv4ConfigSpec(SpecModel):
 
 
 class SchedulerHintsSpec(SpecModel):
-    memory_adjustment: int | None = Field(default=None, ge=0, description="capmox memory overcommit, percent.")
+    memory_adjustment: int | None = Field(
+        default=None, ge=0, le=INT64_MAX, description="capmox memory overcommit, percent."
+    )
 
 
 class StorageClassSpec(SpecModel):
