@@ -51,12 +51,16 @@ class ProxmoxPoolSpec(SpecModel):
     template_tags: list[str] | None = Field(
         default=None, description="Exact tag set of the Talos template (or templateID)."
     )
-    template_id: int | None = Field(default=None, alias="templateID", ge=100, description="VMID of the template.")
+    template_id: int | None = Field(
+        default=None, alias="templateID", ge=100, le=INT32_MAX, description="VMID of the template."
+    )
     full: bool = Field(default=False, description="Full clone; linked clones (default) share the template's disk.")
     storage: str | None = Field(default=None, description="Full clones only: target storage.")
     format: Literal["raw", "qcow2", "vmdk"] | None = Field(default=None, description="Full clones only.")
     pool: str | None = Field(default=None, description="Proxmox resource pool: one ACL follows every VM.")
-    disk_size_gb: int = Field(default=20, alias="diskSizeGB", ge=5, description="Boot disk size in GB.")
+    disk_size_gb: int = Field(
+        default=20, alias="diskSizeGB", ge=5, le=INT32_MAX, description="Boot disk size in GB."
+    )
     network: ProxmoxNetworkSpec = Field(default_factory=ProxmoxNetworkSpec)
 
 
