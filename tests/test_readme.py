@@ -32,3 +32,12 @@ def test_privilege_section_is_generated_from_the_tables() -> None:
     from tenantctl.proxmox.privileges import render_privileges_markdown
 
     assert _block(README.read_text(), "privileges") == render_privileges_markdown()
+
+
+def test_credentials_key_tables_are_generated_from_the_key_constants() -> None:
+    from tenantctl.credentials.keys import key_table
+
+    storage_chain = README.parent / "docs" / "storage-chain.md"
+    stale = "stale: regenerate with `python -m tenantctl.credentials.keys`"
+    assert _block(README.read_text(), "credentials-keys") == key_table(), stale
+    assert _block(storage_chain.read_text(), "credentials-keys") == key_table(), stale

@@ -9,6 +9,7 @@ from __future__ import annotations
 import typer
 
 from tenantctl import commands_tenant
+from tenantctl.credentials import commands as credentials_commands
 from tenantctl.e2e import commands as e2e_commands
 from tenantctl.operator import commands as operator_commands
 from tenantctl.providers import commands as providers_commands
@@ -22,7 +23,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for room in (commands_tenant, operator_commands, providers_commands, doctor_commands, e2e_commands):
+for room in (
+    commands_tenant, operator_commands, providers_commands, credentials_commands, doctor_commands, e2e_commands
+):
     room.register(app)
 
 

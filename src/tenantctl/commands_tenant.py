@@ -1,4 +1,4 @@
-"""Commands on a tenant's own input: `render`, `validate`, `crds`, `audit`."""
+"""Commands on a tenant's own input: `render`, `validate`, `crds`, `audit`, `images`."""
 
 from __future__ import annotations
 
@@ -12,11 +12,17 @@ from tenantctl.cli_support import print_problems, refusals_exit_2
 
 if TYPE_CHECKING:
     from tenantctl.render.chart_sources import ChartSourcesSpec
+    from tenantctl.render.image_settings import ImagesSpec
     from tenantctl.spec import TenantInput
 
 
 class OutputFormat(StrEnum):
     yaml = "yaml"
+    json = "json"
+
+
+class ListFormat(StrEnum):
+    text = "text"
     json = "json"
 
 
@@ -28,7 +34,7 @@ ObservedOption = Annotated[
 OutputOption = Annotated[OutputFormat, typer.Option("-o", "--output", help="Output format.")]
 PlatformOption = Annotated[
     Path | None,
-    typer.Option("--platform", help="Platform YAML whose spec.charts overrides the add-on chart sources."),
+    typer.Option("--platform", help="Platform YAML: spec.charts (chart sources) and spec.images (overrides, mirror)."),
 ]
 
 
@@ -43,17 +49,17 @@ def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tupl
     return tenant, observations
 
 
-def _charts(platform: Path | None) -> ChartSourcesSpec | None:
+def _platform(platform: Path | None) -> tuple[ChartSourcesSpec | None, ImagesSpec | None]:
     """The Platform passes every check `providers render` makes (bundles, lock, contracts), so no
-    command accepts a platform another refuses; only its chart sources matter here."""
+    command accepts a platform another refuses; its chart sources and images matter here."""
     if platform is None:
-        return None
+        return None, None
     from tenantctl.providers.assemble import render_workspace
     from tenantctl.providers.workspace import open_workspace
 
     workspace = open_workspace(platform)
     render_workspace(workspace, with_components=False)
-    return workspace.platform.charts
+    return workspace.platform.charts, workspace.platform.images
 
 
 @refusals_exit_2
@@ -72,11 +78,11 @@ def render(
     from tenantctl.render import render_tenant, render_tenant_bootstrap
 
     tenant, observations = _load(filename, observed)
-    charts = _charts(platform)
+    charts, images = _platform(platform)
     if in_tenant:
         if not observations:
             raise InvalidInput([Problem("--in-tenant", "needs --observed: the bootstrap token is a runtime input")])
-        render_tenant(tenant, observations, charts)  # the same refusals as a management render
+        render_tenant(tenant, observations, charts, images)  # the same refusals as a management render
         objects = [
             obj
             for c in tenant.clusters
@@ -84,7 +90,7 @@ def render(
             for obj in render_tenant_bootstrap(c, observations[(c.metadata.namespace, c.metadata.name)])
         ]
     else:
-        objects = render_tenant(tenant, observations, charts)
+        objects = render_tenant(tenant, observations, charts, images)
     typer.echo(dump_objects(objects, output.value), nl=False)
 
 
@@ -134,13 +140,36 @@ def audit(
 
     tenant, observations = _load(filename, observed)
     values = credential_values([d for path in credentials or [] for d in load_file(path)])
-    findings = audit_tenant(tenant, observations, _charts(platform), values)
+    findings = audit_tenant(tenant, observations, _platform(platform)[0], values)
     print_problems(findings)
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
         raise typer.Exit(EXIT_FINDINGS)
     scope = "add-ons and bootstrap objects included" if observations else "no --observed: management objects only"
     typer.echo(f"ok: no credential reaches a tenant ({scope})")
+
+
+@refusals_exit_2
+def images(
+    filename: FileOption,
+    platform: PlatformOption = None,
+    output: Annotated[ListFormat, typer.Option("-o", "--output", help="Output format.")] = ListFormat.text,
+) -> None:
+    """List every image the platform and these tenants pull, deduplicated, with where it is used."""
+    import json
+
+    from tenantctl.render.image_list import tenant_images
+    from tenantctl.render.image_settings import ImagesSpec
+
+    tenant, _ = _load(filename, None)
+    _, settings = _platform(platform)
+    pulled = tenant_images(tenant, settings or ImagesSpec())
+    if output is ListFormat.json:
+        typer.echo(json.dumps([{"image": p.image, "source": p.source} for p in pulled], indent=2))
+        return
+    width = max((len(p.image) for p in pulled), default=0)
+    for p in pulled:
+        typer.echo(f"{p.image.ljust(width)}  {p.source}")
 
 
 def crds(output: OutputOption = OutputFormat.yaml) -> None:
@@ -157,3 +186,4 @@ def register(app: typer.Typer) -> None:
     app.command()(validate)
     app.command()(crds)
     app.command()(audit)
+    app.command()(images)

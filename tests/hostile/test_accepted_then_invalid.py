@@ -72,7 +72,7 @@ def test_every_shared_pattern_refuses_a_trailing_newline(pattern: str) -> None:
     sample = {
         patterns.DNS_LABEL: "a", patterns.DNS_SUBDOMAIN: "a.b", patterns.KUBE_VERSION: "v1.33",
         patterns.TALOS_VERSION: "v1.13.6", patterns.SEMVER_TAG: "v1.2.3", patterns.SCHEMATIC_ID: "0" * 64,
-        patterns.DURATION: "20m", patterns.PERCENT_OR_INT: "50%", patterns.PVE_TAG: "talos",
+        patterns.PERCENT_OR_INT: "50%", patterns.PVE_TAG: "talos",
         patterns.LITERAL_IP_CHARS: "10.0.0.1", patterns.FLUX_INTERVAL: "1h", patterns.URL: "https://x.example/a",
         patterns.TALOS_MACHINE_TOKEN: "abcdef.0123456789abcdef", patterns.BOOTSTRAP_TOKEN_ID: "abcdef",
         patterns.BOOTSTRAP_TOKEN_SECRET: "0123456789abcdef", patterns.BASE64: "YWJj",
@@ -109,7 +109,8 @@ def test_cluster_domain_is_a_dns_domain(domain: str, tmp_path: Path) -> None:
     docs = clone(load_example(KV))
     doc(docs, "TenantCluster")["spec"]["network"] = {"clusterDomain": domain}
     out = invoke(["render", "-f", "t.yaml"], {"t.yaml": dump(docs)}, tmp_path)
-    assert "not a DNS domain" in out.refusal_at("TenantCluster/demo.spec.network.clusterDomain")
+    line = out.refusal_at("TenantCluster/demo.spec.network.clusterDomain")
+    assert "not a DNS domain" in line or "at most 253 characters" in line
 
 
 def test_memory_adjustment_is_bounded_by_the_crd_int64(tmp_path: Path) -> None:

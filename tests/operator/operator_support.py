@@ -38,6 +38,7 @@ MANAGEMENT_KINDS: list[tuple[str, str, bool, tuple[str, ...]]] = [
 DATA_VOLUMES = ("cdi.kubevirt.io/v1beta1/datavolumes", "DataVolume", True, ())
 
 DEBUG: list[Any] = []
+CAPMOX_TOKEN_SECRET = "0d7c3f7e-capmox-token-secret"
 FAST = OperatorSettings(
     retry=RetryPolicy(timeout=5.0, backoffs=(0.05, 0.1, 0.2)),
     resync_interval=60.0,
@@ -75,10 +76,28 @@ def seed_documents(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> None:
         mgmt.put(f"tenantctl.io/v1alpha1/{plural}", copy.deepcopy(doc))
 
 
+def capmox_credentials(docs: list[dict[str, Any]], **overrides: str | None) -> dict[str, Any]:
+    """The capmox Secret a platform admin applies (`tenantctl secret proxmox-cluster`); None drops a key."""
+    cluster = parse_tenant_documents(docs).clusters[0]
+    px = cluster.spec.proxmox
+    assert px is not None and px.credentials_secret_name
+    data: dict[str, str | None] = {
+        "url": "https://pve.example:8006", "token": "capmox@pve!capi", "secret": CAPMOX_TOKEN_SECRET,
+        "insecure": "true" if px.insecure else "false", **overrides,
+    }
+    return {
+        "metadata": {"name": px.credentials_secret_name, "namespace": cluster.metadata.namespace},
+        "data": {k: b64(v) for k, v in data.items() if v is not None},
+    }
+
+
 def seed_control_plane(
     mgmt: KubeEmulator, docs: list[dict[str, Any]], tenant_url: str | None, *, address: str = "192.0.2.10"
 ) -> None:
-    """What Kamaji, cert-manager and the cloud write: the Service address, both CAs, the kubeconfig."""
+    """What Kamaji, cert-manager and the cloud write: the Service address, both CAs, the kubeconfig.
+
+    On proxmox also the capmox Secret the platform admin applies before the tenant.
+    """
     cluster = parse_tenant_documents(docs).clusters[0]
     names, ns = Names(cluster), cluster.metadata.namespace
     service: dict[str, Any] = {"metadata": {"name": names.apiserver_service, "namespace": ns}, "spec": {}}
@@ -90,6 +109,8 @@ def seed_control_plane(
         mgmt.put("v1/services", {"metadata": {"name": "kube-dns", "namespace": "kube-system"},
                                  "spec": {"clusterIP": "10.96.0.10"}})
     mgmt.put("v1/services", service)
+    if cluster.spec.substrate == "proxmox":
+        mgmt.put("v1/secrets", capmox_credentials(docs))
     mgmt.put("v1/secrets", {"metadata": {"name": names.kubernetes_ca, "namespace": ns},
                             "data": {"ca.crt": b64("KUBE CA")}})
     mgmt.put("v1/secrets", {"metadata": {"name": names.talos_ca, "namespace": ns},

@@ -66,3 +66,47 @@ def test_the_deployment_runs_the_operator_command_as_its_service_account() -> No
     container = pod["containers"][0]
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"], "client certificates load from /tmp"
+
+
+def test_install_output_validates_with_the_cert_manager_crds(crd_catalog: Any) -> None:
+    objects = printed("-f", str(EXAMPLES / "kubevirt.yaml"))
+    problems = validate_objects(objects, crd_catalog)
+    assert not problems, "\n".join(str(p) for p in problems)
+    assert {"Issuer", "Certificate", "ValidatingWebhookConfiguration"} <= {o["kind"] for o in objects}
+
+
+def test_the_webhook_is_served_by_the_operator_with_cert_managers_certificate() -> None:
+    from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
+
+    objects = install_objects(namespace="ops")
+    by_kind = {o["kind"]: o for o in objects if o["kind"] != "CustomResourceDefinition"}
+    config, service = by_kind["ValidatingWebhookConfiguration"], by_kind["Service"]
+    certificate, deployment = by_kind["Certificate"], by_kind["Deployment"]
+    injected = config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+    assert injected == f"ops/{certificate['metadata']['name']}"
+    assert certificate["spec"]["issuerRef"]["name"] == by_kind["Issuer"]["metadata"]["name"]
+    assert f"{service['metadata']['name']}.ops.svc" in certificate["spec"]["dnsNames"]
+    scoped: dict[str, Any] = {}
+    for hook in config["webhooks"]:
+        assert hook["failurePolicy"] == "Fail" and hook["sideEffects"] == "None"
+        assert 1 <= hook["timeoutSeconds"] <= 30
+        assert hook["clientConfig"]["service"]["name"] == service["metadata"]["name"]
+        assert hook["clientConfig"]["service"]["namespace"] == "ops"
+        (rule,) = hook["rules"]
+        assert rule["apiGroups"] == ["tenantctl.io"] and rule["scope"] == "Namespaced"
+        scoped[rule["resources"][0]] = (hook["clientConfig"]["service"]["path"], rule["operations"])
+    assert scoped == {
+        "tenantclusters": (f"/{CLUSTER_WEBHOOK}", ["CREATE", "UPDATE", "DELETE"]),
+        "nodepools": (f"/{POOL_WEBHOOK}", ["CREATE", "UPDATE"]),
+    }
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    port = next(p for p in container["ports"] if p["name"] == service["spec"]["ports"][0]["targetPort"])
+    args = container["args"]
+    assert args[args.index("--webhook-port") + 1] == str(port["containerPort"])
+    cert_dir = args[args.index("--webhook-cert-dir") + 1]
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == cert_dir)
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    assert volume["secret"]["secretName"] == certificate["spec"]["secretName"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()

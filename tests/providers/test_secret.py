@@ -48,17 +48,22 @@ def test_a_url_ending_in_api2_json_is_refused_with_the_reason(cli: Cli, suffix: 
     result = secret(cli, *replace(GOOD, "--url", url))
     assert result.exit_code == 2
     err = result.stderr.replace("\n", "")
-    assert f"--url: '{url}' ends in /api2/json; capmox appends /api2/json itself" in err
-    assert "fail with 501" in err
-    assert "Use 'https://pve.example:8006'" in err
+    assert f"--url: '{url}' ends in /api2/json; drop /api2/json: capmox appends it itself" in err
+    assert "fail with 501; use https://pve.example:8006" in err
     assert result.stdout == ""
 
 
 @pytest.mark.parametrize("url", ["pve.example:8006", "ftp://pve.example", "https://"])
-def test_a_url_that_is_not_http_is_refused(cli: Cli, url: str) -> None:
+def test_a_url_that_is_not_https_is_refused(cli: Cli, url: str) -> None:
     result = secret(cli, *replace(GOOD, "--url", url))
     assert result.exit_code == 2
-    assert f"--url: '{url}' is not an http(s) URL" in result.stderr
+    assert f"--url: '{url}' is not an https URL" in result.stderr
+
+
+def test_plain_http_is_refused_as_for_the_per_tenant_secret(cli: Cli) -> None:
+    result = secret(cli, *replace(GOOD, "--url", "http://pve.example:8006"))
+    assert result.exit_code == 2
+    assert "--url: 'http://pve.example:8006' is plain http; use https://pve.example:8006" in result.stderr
 
 
 @pytest.mark.parametrize("token_id", ["capmox@pve", "capmox", "capmox@pve!", "@pve!capi"])

@@ -84,3 +84,62 @@ def test_controller_option_limits_the_privilege_rows(
     result = invoke([*base_args(stand, spec_file, fakepve_cafile), "--controller", "csi", "-o", "json"])
     subjects = [r["subject"] for r in json.loads(result.stdout)["rows"] if r["check"] == "privileges"]
     assert subjects == ["csi"]
+
+
+def _credentials_file(tmp_path: Path, stand: FakePve, **overrides: str | None) -> Path:
+    data: dict[str, str | None] = {"url": stand.url, "token": TOKEN_ID, "secret": SECRET, "insecure": "false",
+                                   **overrides}
+    path = tmp_path / "capmox-secret.yaml"
+    doc = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "capmox-acme", "namespace": "tenant-acme"},
+           "stringData": {k: v for k, v in data.items() if v is not None}}
+    path.write_text(yaml.safe_dump(doc), encoding="utf-8")
+    return path
+
+
+def _credential_rows(result: Any) -> list[dict[str, Any]]:
+    return [r for r in json.loads(result.stdout)["rows"] if r["check"] == "credentials"]
+
+
+def test_a_complete_credentials_secret_passes(
+    stand: FakePve, spec_file: Path, fakepve_cafile: str, tmp_path: Path
+) -> None:
+    secret = _credentials_file(tmp_path, stand)
+    result = invoke([*base_args(stand, spec_file, fakepve_cafile), "--credentials-secret", str(secret), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    rows = _credential_rows(result)
+    assert [(r["status"], r["subject"]) for r in rows] == [("PASS", "Secret tenant-acme/capmox-acme")]
+    assert SECRET not in result.output
+
+
+@pytest.mark.parametrize(
+    ("overrides", "status", "seen"),
+    [
+        ({"insecure": None}, "FAIL", "key insecure is missing, so capmox v0.7.7 skips TLS verification"),
+        ({"insecure": "true"}, "FAIL", "key insecure makes capmox skip TLS verification"),
+        ({"url": None}, "FAIL", "key url is missing"),
+        ({"secret": None}, "FAIL", "key secret is missing"),
+        ({"url": "https://pve.example:8006/api2/json"}, "FAIL", "key url: 'https://pve.example:8006/api2/json' ends"),
+        ({"url": "https://other.example:8006"}, "WARN", "key url names another URL than --url"),
+        ({"token": "other@pve!capi"}, "WARN", "key token names another token id than --token-id"),
+    ],
+)
+def test_a_credentials_secret_fault_is_a_row_naming_the_key(
+    stand: FakePve, spec_file: Path, fakepve_cafile: str, tmp_path: Path,
+    overrides: dict[str, str | None], status: str, seen: str,
+) -> None:
+    secret = _credentials_file(tmp_path, stand, **overrides)
+    result = invoke([*base_args(stand, spec_file, fakepve_cafile), "--credentials-secret", str(secret), "-o", "json"])
+    assert result.exit_code == (1 if status == "FAIL" else 0), result.output
+    rows = _credential_rows(result)
+    assert any(r["status"] == status and r["seen"].startswith(seen) for r in rows), rows
+    assert SECRET not in result.output
+
+
+def test_a_credentials_file_without_exactly_one_secret_is_refused(
+    stand: FakePve, spec_file: Path, fakepve_cafile: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump_all([{"kind": "Secret"}, {"kind": "Secret"}]), encoding="utf-8")
+    result = invoke([*base_args(stand, spec_file, fakepve_cafile), "--credentials-secret", str(path)])
+    assert result.exit_code == 2
+    assert "--credentials-secret:" in result.stderr and "holds 2 Secret documents" in result.stderr

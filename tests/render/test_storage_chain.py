@@ -15,7 +15,6 @@ from tenantctl.cli import app
 from tenantctl.render import render_tenant
 from tenantctl.render.controller_vmid import controller_vm_id
 from tenantctl.render.csi_proxmox import CONTROLLER_VMID_ANNOTATION, PROXMOX_CSI_DRIVER
-from tenantctl.render.images import IMAGES
 from tenantctl.render.proxmox_config import CONFIG_SCRIPT
 from tenantctl.spec import parse_observed, parse_tenant_documents
 
@@ -262,12 +261,6 @@ def test_coredns_takes_the_tenth_service_address_and_waits_for_cilium(proxmox_do
 def test_add_ons_wait_for_the_observed_apiserver_address(proxmox_docs: Docs) -> None:
     assert names(render(proxmox_docs), "HelmRelease") == []
     assert names(proxmox(proxmox_docs), "HelmRelease") == ["acme-cilium", "acme-coredns", "acme-csi"]
-
-
-def test_every_image_is_pinned() -> None:
-    for name, image in IMAGES.items():
-        if name != "kubelet":
-            assert ":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest"), name
 
 
 # --- validity --------------------------------------------------------------------------------------

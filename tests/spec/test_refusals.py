@@ -109,6 +109,18 @@ def _autoscale_and_replicas(docs: Docs) -> None:
     pool(docs)["spec"].update(replicas=2, minReplicas=1, maxReplicas=3)
 
 
+def _health(key: str, value: Any) -> Callable[[Docs], None]:
+    return _set(lambda d: pool(d)["spec"], "healthCheck", {key: value})
+
+
+def _labels(labels: dict[str, str]) -> Callable[[Docs], None]:
+    return _set(lambda d: pool(d)["spec"], "labels", labels)
+
+
+def _taints(taints: list[dict[str, str]]) -> Callable[[Docs], None]:
+    return _set(lambda d: pool(d)["spec"], "taints", taints)
+
+
 CASES: dict[str, Case] = {
     "unknown field with suggestion": Case(
         "proxmox.yaml", _set(px, "dnsServer", ["192.0.2.53"]), "TenantCluster/acme.spec.proxmox.dnsServer",
@@ -339,6 +351,10 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(ppx, "templateTags", ["talos", "Bad Tag"]),
         "NodePool/md0.spec.proxmox.templateTags[1]", "'Bad Tag' is not a Proxmox tag",
     ),
+    "duplicate allowedNodes": Case(
+        "proxmox.yaml", _set(px, "allowedNodes", ["pve1", "pve2", "pve1"]),
+        "TenantCluster/acme.spec.proxmox.allowedNodes[2]", "duplicate entry 'pve1' (already at index 0)",
+    ),
     "empty sourceNode": Case(
         "proxmox.yaml", _set(ppx, "sourceNode", " "), "NodePool/md0.spec.proxmox.sourceNode", "must not be empty",
     ),
@@ -346,9 +362,117 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(lambda d: pool(d)["spec"], "healthCheck", {"maxUnhealthy": "half"}),
         "NodePool/md0.spec.healthCheck.maxUnhealthy", "'half' must be an integer or an integer percentage",
     ),
-    "health timeout not whole units": Case(
-        "proxmox.yaml", _set(lambda d: pool(d)["spec"], "healthCheck", {"nodeStartupTimeout": "1.5h"}),
-        "NodePool/md0.spec.healthCheck.nodeStartupTimeout", "'1.5h' must be whole seconds, minutes or hours",
+    "health timeout without a unit": Case(
+        "proxmox.yaml", _health("readyUnknownTimeout", "90"), "NodePool/md0.spec.healthCheck.readyUnknownTimeout",
+        "'90' is not a Go duration",
+    ),
+    "health timeout with a trailing space": Case(
+        "proxmox.yaml", _health("readyFalseTimeout", "10m "), "NodePool/md0.spec.healthCheck.readyFalseTimeout",
+        "'10m ' is not a Go duration",
+    ),
+    "zero Ready=False timeout": Case(
+        "proxmox.yaml", _health("readyFalseTimeout", "0s"), "NodePool/md0.spec.healthCheck.readyFalseTimeout",
+        "'0s' must be a positive duration: a new node reports Ready=False until its CNI runs",
+    ),
+    "negative Ready=Unknown timeout": Case(
+        "proxmox.yaml", _health("readyUnknownTimeout", "-5m"), "NodePool/md0.spec.healthCheck.readyUnknownTimeout",
+        "'-5m' must be a positive duration",
+    ),
+    "zero node startup timeout": Case(
+        "kubevirt.yaml", _health("nodeStartupTimeout", "0"), "NodePool/md0.spec.healthCheck.nodeStartupTimeout",
+        "'0' must be a positive duration",
+    ),
+    "node startup timeout under CAPI's 30s": Case(
+        "kubevirt.yaml", _health("nodeStartupTimeout", "29.9s"), "NodePool/md0.spec.healthCheck.nodeStartupTimeout",
+        "'29.9s' is under 30s",
+    ),
+    "maxUnhealthy negative": Case(
+        "proxmox.yaml", _health("maxUnhealthy", -1), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "-1 must not be negative",
+    ),
+    "maxUnhealthy negative string": Case(
+        "proxmox.yaml", _health("maxUnhealthy", "-1"), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "'-1' must be an integer or an integer percentage",
+    ),
+    "maxUnhealthy fractional percent": Case(
+        "proxmox.yaml", _health("maxUnhealthy", "12.5%"), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "'12.5%' must be an integer or an integer percentage",
+    ),
+    "maxUnhealthy over 100%": Case(
+        "proxmox.yaml", _health("maxUnhealthy", "101%"), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "'101%' is more than 100%",
+    ),
+    "maxUnhealthy with a newline": Case(
+        "proxmox.yaml", _health("maxUnhealthy", "50%\n"), "NodePool/md0.spec.healthCheck.maxUnhealthy",
+        "must be an integer or an integer percentage",
+    ),
+    **{
+        f"label in reserved domain {key}": Case(
+            "kubevirt.yaml", _labels({key: "x"}), f"NodePool/md0.spec.labels[{key!r}]",
+            f"label key {key!r} is in the reserved domain {domain!r}",
+        )
+        for key, domain in (
+            ("kubernetes.io/hostname", "kubernetes.io"),
+            ("topology.kubernetes.io/zone", "kubernetes.io"),
+            ("x.node-role.kubernetes.io/infra", "kubernetes.io"),
+            ("k8s.io/x", "k8s.io"),
+            ("storage.k8s.io/x", "k8s.io"),
+            ("tenantctl.io/nodepool", "tenantctl.io"),
+            ("a.tenantctl.io/x", "tenantctl.io"),
+        )
+    },
+    **{
+        f"label key {key!r}": Case(
+            "kubevirt.yaml", _labels({key: "x"}), f"NodePool/md0.spec.labels[{key!r}]", fragment,
+        )
+        for key, fragment in (
+            ("bad key", "name 'bad key' must be ≤63 characters"),
+            ("-tier", "name '-tier' must be"),
+            ("tier-", "name 'tier-' must be"),
+            ("a" * 64, "must be ≤63 characters"),
+            ("Example.com/tier", "prefix 'Example.com' is not a DNS subdomain"),
+            ("a/b/c", "prefix 'a/b' is not a DNS subdomain"),
+            ("example.com/", "has an empty name"),
+            ("/tier", "has an empty prefix"),
+            ("tier\n", "must be ≤63 characters"),
+        )
+    },
+    **{
+        f"label value {value!r}": Case(
+            "kubevirt.yaml", _labels({"example.com/tier": value}), "NodePool/md0.spec.labels['example.com/tier']",
+            f"value {value!r} must be empty or ≤63 characters",
+        )
+        for value in ("two words", "-x", "x.", "a" * 64, "gold\n", "é")
+    },
+    "taint effect unknown": Case(
+        "kubevirt.yaml", _taints([{"key": "example.com/gpu", "effect": "NoEvict"}]),
+        "NodePool/md0.spec.taints[0].effect", "'NoEvict' is not one of NoSchedule, PreferNoSchedule, NoExecute",
+    ),
+    "taint effect missing": Case(
+        "kubevirt.yaml", _taints([{"key": "example.com/gpu"}]), "NodePool/md0.spec.taints[0].effect",
+        "required field is missing",
+    ),
+    "taint key and effect twice": Case(
+        "kubevirt.yaml",
+        _taints([
+            {"key": "example.com/gpu", "value": "a", "effect": "NoSchedule"},
+            {"key": "example.com/gpu", "value": "b", "effect": "NoExecute"},
+            {"key": "example.com/gpu", "value": "c", "effect": "NoSchedule"},
+        ]),
+        "NodePool/md0.spec.taints[2]", "duplicate taint 'example.com/gpu' with effect 'NoSchedule' (also taints[0])",
+    ),
+    "taint key in a reserved domain": Case(
+        "kubevirt.yaml", _taints([{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]),
+        "NodePool/md0.spec.taints[0].key",
+        "taint key 'node.kubernetes.io/unschedulable' is in the reserved domain 'kubernetes.io'",
+    ),
+    "taint key not a qualified name": Case(
+        "kubevirt.yaml", _taints([{"key": "gpu card", "effect": "NoSchedule"}]), "NodePool/md0.spec.taints[0].key",
+        "taint key 'gpu card' name 'gpu card' must be",
+    ),
+    "taint value not a label value": Case(
+        "kubevirt.yaml", _taints([{"key": "example.com/gpu", "value": "a b", "effect": "NoSchedule"}]),
+        "NodePool/md0.spec.taints[0].value", "'a b' must be empty or ≤63 characters",
     ),
     "duplicate NodePool": Case(
         "proxmox.yaml", lambda d: d.append(clone([pool(d)])[0]), "NodePool/md0.metadata.name",

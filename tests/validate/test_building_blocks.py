@@ -16,12 +16,14 @@ from tenantctl.validate.paths import field_path, object_label, parse_field_path
 @pytest.mark.parametrize(
     ("go", "python", "matches", "misses"),
     [
-        ("^(?i)[a-z0-9_][a-z0-9_\\-]*$", "(?i)^[a-z0-9_][a-z0-9_\\-]*$", "ABC_d", "-a"),
+        ("^(?i)[a-z0-9_][a-z0-9_\\-]*$", "(?i)^[a-z0-9_][a-z0-9_\\-]*\\Z", "ABC_d", "-a"),
         ("a(?i)b", "a(?i:b)", "aB", "AB"),
         ("(x(?i)y)z", "(x(?i:y))z", "xYz", "xYZ"),
         ("ab(?i)c|d", "ab(?i:c)|(?i:d)", "D", "aC"),
         ("^[[:alpha:]]+\\z", "^[A-Za-z]+\\Z", "abc", "ab1"),
-        ("^[]a]+$", "^[]a]+$", "]a", "b"),
+        ("^[]a]+$", "^[]a]+\\Z", "]a", "b"),
+        # RE2's `$` is the end of text: a trailing newline does not match (Python's `$` would).
+        ("^[a-z]+$", "^[a-z]+\\Z", "abc", "abc\n"),
     ],
 )
 def test_go_regexes_keep_their_meaning(go: str, python: str, matches: str, misses: str) -> None:

@@ -33,6 +33,12 @@ def operator(
     liveness: Annotated[
         str | None, typer.Option(help="Serve kopf's liveness probe, e.g. http://0.0.0.0:8080/healthz.")
     ] = None,
+    webhook_port: Annotated[
+        int | None, typer.Option(help="Serve the validating webhook on this port (`tenantctl install` sets it).")
+    ] = None,
+    webhook_cert_dir: Annotated[
+        Path | None, typer.Option(help="Directory with the webhook's tls.crt and tls.key (else plain HTTP).")
+    ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
 ) -> None:
     """Run the operator against the management cluster: reconcile TenantClusters and NodePools."""
@@ -42,11 +48,15 @@ def operator(
     import kopf
 
     from tenantctl.operator.handlers import OperatorContext, build_registry
-    from tenantctl.operator.settings import OperatorSettings
+    from tenantctl.operator.settings import OperatorSettings, WebhookSettings
 
     level = logging.DEBUG if verbose else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    ctx = OperatorContext(_connection(kubeconfig, context), OperatorSettings(resync_interval=resync))
+    webhook = None
+    if webhook_port is not None:
+        webhook = WebhookSettings(port=webhook_port, cert_dir=str(webhook_cert_dir) if webhook_cert_dir else None)
+    settings = OperatorSettings(resync_interval=resync, webhook=webhook)
+    ctx = OperatorContext(_connection(kubeconfig, context), settings)
     asyncio.run(
         kopf.operator(
             registry=build_registry(ctx), clusterwide=True, standalone=True, liveness_endpoint=liveness
@@ -65,7 +75,10 @@ def install(
         ),
     ] = None,
 ) -> None:
-    """Print the CRDs, ServiceAccount, least-privilege RBAC and Deployment that run the operator."""
+    """Print the CRDs, ServiceAccount, least-privilege RBAC, Deployment and validating webhook of the operator.
+
+    The webhook's serving certificate is issued by cert-manager, which must run in the cluster.
+    """
     import yaml
 
     from tenantctl.documents import load_file

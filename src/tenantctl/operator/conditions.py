@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any
 
+from tenantctl.credentials.findings import CredentialsFinding
+
 __all__ = ["ConditionType", "Phase", "Reason", "StepOutcome", "TeardownStep", "condition", "merge_conditions"]
 
 
@@ -33,6 +35,8 @@ class ConditionType(StrEnum):
     """The apiserver Service has an address and both CAs exist; TalosConfigTemplates are applied."""
     TENANT_BOOTSTRAPPED = "TenantBootstrapped"
     """The bootstrap-token Secret and the Talos node RBAC are applied inside the tenant."""
+    CREDENTIALS_READY = "CredentialsReady"
+    """Proxmox only: capmox's Secret has its keys and `insecure` agrees with the spec."""
 
 
 class Reason(StrEnum):
@@ -54,6 +58,17 @@ class Reason(StrEnum):
     RECONCILED = "Reconciled"
     TEMPLATE_REPLACED = "TemplateReplaced"
     """An immutable TalosConfigTemplate was deleted and created again with the new spec."""
+    CREDENTIALS_CHECKED = "CredentialsChecked"
+    CREDENTIALS_NOT_FOUND = "CredentialsNotFound"
+    """The Secret `spec.proxmox.credentialsSecretName` does not exist in the tenant namespace."""
+    # Findings on capmox's Secret; each names the key (values from the one place that checks them).
+    MISSING_URL_KEY = CredentialsFinding.MISSING_URL.value
+    MISSING_TOKEN_KEY = CredentialsFinding.MISSING_TOKEN.value
+    MISSING_SECRET_KEY = CredentialsFinding.MISSING_SECRET.value
+    MISSING_INSECURE_KEY = CredentialsFinding.MISSING_INSECURE.value
+    """capmox v0.7.7 skips TLS verification when `insecure` is absent, whatever the spec says."""
+    INSECURE_KEY_CONTRADICTS_SPEC = CredentialsFinding.INSECURE_CONTRADICTS_SPEC.value
+    UNREADABLE_ROOT_CA_KEY = CredentialsFinding.UNREADABLE_ROOT_CA.value
     TEARDOWN = "Teardown"
     LEFTOVER = "Leftover"
 

@@ -17,14 +17,16 @@ from typing import Any
 
 import kopf
 
+from tenantctl.operator.admission import review
 from tenantctl.operator.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.events import object_logger
 from tenantctl.operator.kube import APIError, Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.reconcile import Scope, reconcile, status_patch
-from tenantctl.operator.settings import OperatorSettings
+from tenantctl.operator.settings import OperatorSettings, WebhookSettings
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
+from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
 
-__all__ = ["FINALIZER", "GROUP", "VERSION", "OperatorContext", "build_registry"]
+__all__ = ["CLUSTER_WEBHOOK", "FINALIZER", "GROUP", "POOL_WEBHOOK", "VERSION", "OperatorContext", "build_registry"]
 
 GROUP, VERSION = "tenantctl.io", "v1alpha1"
 FINALIZER = "tenantctl.io/teardown"
@@ -32,6 +34,8 @@ TENANT_CLUSTERS = Resource(f"{GROUP}/{VERSION}", "TenantCluster", "tenantcluster
 NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
 
 Key = tuple[str, str]
+# 422: the request is understood and refused for its content, as the API server's own validation does.
+_REFUSED = 422
 
 
 class KopfRecorder:
@@ -183,6 +187,8 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         settings.posting.loggers = False
         settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
         settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix="tenantctl.io")
+        if ctx.settings.webhook is not None:
+            settings.admission.server = _webhook_server(ctx.settings.webhook)
         await ctx.start()
 
     @kopf.on.cleanup(registry=registry)
@@ -263,7 +269,43 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
             )
             await teardown(scope)
 
+    if ctx.settings.webhook is not None:
+        _register_admission(ctx, registry)
     return registry
+
+
+def _webhook_server(webhook: WebhookSettings) -> kopf.WebhookServer:
+    if webhook.cert_dir is None:
+        return kopf.WebhookServer(addr=webhook.addr, port=webhook.port, insecure=True)
+    return kopf.WebhookServer(
+        addr=webhook.addr,
+        port=webhook.port,
+        certfile=f"{webhook.cert_dir}/tls.crt",
+        pkeyfile=f"{webhook.cert_dir}/tls.key",
+    )
+
+
+def _register_admission(ctx: OperatorContext, registry: kopf.OperatorRegistry) -> None:
+    """Refuse at `kubectl apply` what `validate` refuses and CEL cannot see (see `operator.admission`)."""
+
+    async def admit(operation: str, new: Any, old: Any, warnings: list[str]) -> None:
+        verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old)
+        warnings.extend(verdict.warnings)
+        if verdict.refusals:
+            raise kopf.AdmissionError("\n".join(verdict.refusals), code=_REFUSED)
+
+    @kopf.on.validate(  # type: ignore[arg-type]
+        GROUP, VERSION, "tenantclusters", id=CLUSTER_WEBHOOK, operations=["CREATE", "UPDATE", "DELETE"],
+        registry=registry,
+    )
+    async def admit_cluster(operation: str, new: Any, old: Any, warnings: list[str], **_: Any) -> None:
+        await admit(operation, new, old, warnings)
+
+    @kopf.on.validate(  # type: ignore[arg-type]
+        GROUP, VERSION, "nodepools", id=POOL_WEBHOOK, operations=["CREATE", "UPDATE"], registry=registry
+    )
+    async def admit_pool(operation: str, new: Any, old: Any, warnings: list[str], **_: Any) -> None:
+        await admit(operation, new, old, warnings)
 
 
 async def _first(*aws: Any) -> None:

@@ -1,4 +1,4 @@
-"""What deploys the operator: CRDs, ServiceAccount, least-privilege RBAC and a Deployment.
+"""What deploys the operator: CRDs, ServiceAccount, least-privilege RBAC, a Deployment and its webhook.
 
 The ClusterRole grants only the verbs the operator uses on the kinds it renders, prunes or tears
 down, plus the rules it hands to the tenant's CCM/CSI Roles (Kubernetes lets a subject grant only
@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from tenantctl.operator.webhook_install import CERT_DIR, PORT, TLS_VOLUME, tls_volume, webhook_args, webhook_objects
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import API_VERSION, NodePool, TenantCluster, parse_tenant_documents
 from tenantctl.spec.crds import render_crds
@@ -146,8 +147,11 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
                         {
                             "name": "operator",
                             "image": image,
-                            "args": ["operator", "--liveness", "http://0.0.0.0:8080/healthz"],
-                            "ports": [{"name": "health", "containerPort": 8080}],
+                            "args": ["operator", "--liveness", "http://0.0.0.0:8080/healthz", *webhook_args()],
+                            "ports": [
+                                {"name": "health", "containerPort": 8080},
+                                {"name": "webhook", "containerPort": PORT},
+                            ],
                             "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 30},
                             "resources": {
                                 "requests": {"cpu": "100m", "memory": "128Mi"},
@@ -161,10 +165,16 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
                             },
                             # ssl loads a tenant's client certificate only from a file: a memory-backed
                             # /tmp holds it for the moment of loading on the read-only root filesystem.
-                            "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+                            "volumeMounts": [
+                                {"name": "tmp", "mountPath": "/tmp"},
+                                {"name": TLS_VOLUME, "mountPath": CERT_DIR, "readOnly": True},
+                            ],
                         }
                     ],
-                    "volumes": [{"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}}],
+                    "volumes": [
+                        {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
+                        tls_volume(NAME),
+                    ],
                 },
             },
         },
@@ -198,4 +208,5 @@ def install_objects(
     for cluster, pools in tenants:
         objects += tenant_rbac(cluster, pools, namespace)
     objects.append(_deployment(namespace, image))
+    objects += webhook_objects(NAME, namespace, dict(_LABELS))
     return objects

@@ -1,6 +1,7 @@
 """One reconcile pass of a TenantCluster, as a list of phases over a scope; status is built at the end.
 
-validate → Talos secrets → observe (endpoint, CAs) → render → apply + prune → tenant bootstrap.
+validate → Talos secrets → observe (endpoint, CAs) → render → apply + prune → capmox credentials
+→ tenant bootstrap.
 A refusal stops at validate and becomes `Ready=False/InvalidSpec`; it never raises, so nothing loops.
 """
 
@@ -12,6 +13,7 @@ from typing import Any
 
 from tenantctl.operator.apply import ApplyResult, MissingAPIError, apply_inventory
 from tenantctl.operator.conditions import ConditionType, Phase, Reason, condition, merge_conditions
+from tenantctl.operator.credentials import CredentialsCheck, check_credentials
 from tenantctl.operator.events import Recorder
 from tenantctl.operator.kube import APIError, KubeClient
 from tenantctl.operator.observe import Observation, ensure_talos_secrets, observe
@@ -44,6 +46,7 @@ class Scope:
     applied: ApplyResult | None = None
     apply_error: tuple[Reason, str] | None = None
     bootstrap: BootstrapResult | None = None
+    credentials: CredentialsCheck | None = None
 
     @property
     def generation(self) -> int | None:
@@ -84,6 +87,7 @@ async def reconcile(scope: Scope) -> PassResult:
             keep=_kept(scope),
             recorder=scope.recorder,
         )
+        scope.credentials = await check_credentials(scope.api, scope.cluster)
     except InvalidInput as exc:
         _refuse(scope, exc)
         return _result(scope)
@@ -93,6 +97,7 @@ async def reconcile(scope: Scope) -> PassResult:
     except APIError as exc:
         scope.apply_error = (Reason.API_ERROR, str(exc))
         return _result(scope)
+    _tell_credentials(scope)
     observed = scope.observation.observed
     if observed is not None:
         scope.bootstrap = await bootstrap_tenant(scope.api, scope.cluster, observed, scope.settings)
@@ -115,6 +120,16 @@ def _refuse(scope: Scope, exc: InvalidInput) -> None:
     previous = _condition(scope.current_status, ConditionType.READY)
     if previous.get("reason") != Reason.INVALID_SPEC or previous.get("message") != scope.refusal:
         scope.recorder.warn(str(Reason.INVALID_SPEC), scope.refusal)
+
+
+def _tell_credentials(scope: Scope) -> None:
+    """A Secret finding is posted once as a warning Event, when it first appears or changes."""
+    check = scope.credentials
+    if check is None or check.ok:
+        return
+    previous = _condition(scope.current_status, ConditionType.CREDENTIALS_READY)
+    if previous.get("reason") != check.reason or previous.get("message") != check.message:
+        scope.recorder.warn(str(check.reason), check.message)
 
 
 def _kept(scope: Scope) -> set[tuple[str, str]]:
@@ -165,6 +180,9 @@ def _result(scope: Scope) -> PassResult:
         if obs.endpoint:
             status["endpoint"] = obs.endpoint
         conditions.append(condition(ConditionType.APPLIED, True, Reason.APPLIED, _applied_message(scope.applied), gen))
+        creds = scope.credentials
+        if creds is not None:
+            conditions.append(condition(ConditionType.CREDENTIALS_READY, creds.ok, creds.reason, creds.message, gen))
         endpoint_ok = obs.observed is not None
         conditions.append(
             condition(
@@ -185,7 +203,7 @@ def _result(scope: Scope) -> PassResult:
                 gen,
             )
         )
-        ready = endpoint_ok and boot_ok
+        ready = endpoint_ok and boot_ok and (creds is None or creds.ok)
         conditions.insert(0, _ready(conditions, ready, gen))
         status["phase"] = Phase.READY if ready else Phase.PROVISIONING
         requeue = not ready

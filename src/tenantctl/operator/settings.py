@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["OperatorSettings", "RetryPolicy"]
+__all__ = ["OperatorSettings", "RetryPolicy", "WebhookSettings"]
 
 
 @dataclass(frozen=True)
@@ -13,6 +13,16 @@ class RetryPolicy:
 
     timeout: float = 10.0
     backoffs: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0)
+
+
+@dataclass(frozen=True)
+class WebhookSettings:
+    """Where the validating webhook listens; without a certificate directory it speaks plain HTTP (tests)."""
+
+    port: int = 9443
+    addr: str = "0.0.0.0"
+    cert_dir: str | None = None
+    """Holds `tls.crt` and `tls.key` (the cert-manager Secret `tenantctl install` mounts)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,8 @@ class OperatorSettings:
     """How long teardown waits for the tenant's PVs to go (the CSI driver freeing the disks)."""
     helm_release_timeout: float = 120.0
     control_plane_timeout: float = 300.0
+    webhook: WebhookSettings | None = None
+    """Serve the validating webhook (`tenantctl install` configures the API server to call it)."""
 
     def requeue_delay_after(self, waits: int) -> float:
         """The pause before the next pass: the resync when idle, a doubling requeue while waiting.

@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError
 from tenantctl.problems import InvalidInput, Problem, Problems
 from tenantctl.providers.catalogue import Catalogue, Package
 from tenantctl.render.chart_sources import ChartSourcesSpec
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.names import is_dns_label, is_dns_subdomain
@@ -68,6 +69,7 @@ class _Spec(SpecModel):
     bundles: Bundles = Field(default_factory=Bundles)
     packages: dict[str, dict[str, Any]] = Field(default_factory=dict)
     charts: ChartSourcesSpec = Field(default_factory=ChartSourcesSpec)
+    images: ImagesSpec = Field(default_factory=ImagesSpec)
 
 
 class _PlatformDocument(SpecModel):
@@ -86,6 +88,7 @@ class Platform:
     settings: Mapping[str, PackageSettings]
     directory: Path
     charts: ChartSourcesSpec = field(default_factory=ChartSourcesSpec)
+    images: ImagesSpec = field(default_factory=ImagesSpec)
 
     @property
     def at(self) -> str:
@@ -179,8 +182,11 @@ def parse_platform(
             problems.extend(problems_from_validation_error(exc, PackageSettings, where))
             continue
         _check_settings(where, name, settings[name], catalogue, problems)
+    for path, message in document.spec.images.problems():
+        problems.error(f"{at}.spec.images.{path}", message)
     problems.raise_if_errors()
-    return Platform(document.metadata.name, document.spec.bundles, settings, directory, document.spec.charts)
+    spec = document.spec
+    return Platform(document.metadata.name, spec.bundles, settings, directory, spec.charts, spec.images)
 
 
 def load_platform(path: Path, catalogue: Catalogue) -> Platform:

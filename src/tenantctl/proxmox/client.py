@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from tenantctl.credentials.url import API_SUFFIX
+
 __all__ = ["API_SUFFIX", "Api", "ApiError", "Target", "connect", "split_url"]
 
-# capmox appends this itself; a URL that already carries it makes every call 501.
-API_SUFFIX = "/api2/json"
 DEFAULT_PORT = 8006
 
 

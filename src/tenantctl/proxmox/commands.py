@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from tenantctl.cli_support import refusals_exit_2
+from tenantctl.problems import Problem
 
 __all__ = ["TOKEN_SECRET_ENV", "register"]
 
@@ -43,13 +44,15 @@ def proxmox(
         typer.Option("--controller", help="Check the token for these controllers only (repeatable)."),
     ] = None,
     output: Annotated[OutputFormat, typer.Option("-o", "--output")] = OutputFormat.TABLE,
+    credentials_secret: Annotated[Path | None, typer.Option(
+        "--credentials-secret", help="The capmox Secret manifest the tenant names: its keys and TLS choice.")] = None,
 ) -> None:
     """Check a Proxmox stand against a tenant spec; the token secret is read from PROXMOX_TOKEN_SECRET.
 
     Exit 1 on any FAIL, 0 otherwise, 2 on unusable input.
     """
     from tenantctl.documents import load_file
-    from tenantctl.problems import InvalidInput, Problem
+    from tenantctl.problems import InvalidInput
     from tenantctl.proxmox.client import Target
     from tenantctl.proxmox.doctor import doctor, pick_cluster
     from tenantctl.proxmox.output import render_json, render_table
@@ -64,6 +67,7 @@ def proxmox(
         )
     if "!" not in token_id:
         problems.append(Problem("--token-id", f"{token_id!r} is not of the form user@realm!tokenname"))
+    credentials = _credentials(credentials_secret, problems) if credentials_secret is not None else None
     if problems:
         raise InvalidInput(problems)
     tenant = parse_tenant_documents(load_file(file))
@@ -71,12 +75,32 @@ def proxmox(
     insecure = bool(tc.spec.proxmox and tc.spec.proxmox.insecure)
     target = Target(url, token_id, secret, insecure=insecure, ca_file=str(ca_file) if ca_file else None)
     chosen = [Controller(c.value) for c in controller] if controller else list(Controller)
-    report = doctor(tenant, target, cluster=cluster, controllers=chosen)
+    report = doctor(tenant, target, cluster=cluster, controllers=chosen, credentials=credentials)
     if output is OutputFormat.JSON:
         typer.echo(render_json(report), nl=False)
     else:
         render_table(report)
     raise typer.Exit(report.exit_code)
+
+
+def _credentials(path: Path, problems: list[Problem]) -> tuple[str, dict[str, str]] | None:
+    """The one Secret in the manifest at `path`, as (subject, decoded data); refusals go to `problems`."""
+    from tenantctl.credentials.capmox import secret_data
+    from tenantctl.documents import load_file
+    from tenantctl.problems import InvalidInput
+
+    try:
+        docs = load_file(path)
+    except InvalidInput as exc:
+        problems.extend(exc.problems)
+        return None
+    secrets = [d for d in docs if d.get("kind") == "Secret"]
+    if len(secrets) != 1:
+        problems.append(Problem("--credentials-secret", f"{str(path)!r} holds {len(secrets)} Secret documents; "
+                                "give a file with exactly the one capmox reads"))
+        return None
+    meta = secrets[0].get("metadata") or {}
+    return f"Secret {meta.get('namespace', '?')}/{meta.get('name', '?')}", secret_data(secrets[0])
 
 
 def register(app: typer.Typer) -> None:

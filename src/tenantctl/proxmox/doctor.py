@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from tenantctl.problems import InvalidInput, Problem
 from tenantctl.proxmox.checks import Context, run_checks
+from tenantctl.proxmox.checks.credentials import check_credentials_secret
 from tenantctl.proxmox.client import Api, Target, connect
 from tenantctl.proxmox.inventory import collect
 from tenantctl.proxmox.privileges import Controller
@@ -32,8 +33,12 @@ def doctor(
     cluster: str | None = None,
     controllers: Sequence[Controller] = tuple(Controller),
     api: Api | None = None,
+    credentials: tuple[str, Mapping[str, str]] | None = None,
 ) -> Report:
-    """Check `target` for the chosen cluster; `api` replaces the proxmoxer client only in tests of wiring."""
+    """Check `target` for the chosen cluster, and `credentials` (subject, decoded data) when given.
+
+    `api` replaces the proxmoxer client only in tests of wiring.
+    """
     tc = pick_cluster(tenant, cluster)
     pools = tenant.pools_of(tc)
     client = api or connect(target)
@@ -43,4 +48,6 @@ def doctor(
         client.close()
     report = Report()
     report.extend(run_checks(Context(tc, pools, target, inv, tuple(controllers))))
+    if credentials is not None:
+        report.extend(check_credentials_secret(tc, *credentials, target))
     return report

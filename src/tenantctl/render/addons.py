@@ -14,11 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tenantctl.render.chart_sources import ChartSourcesSpec, helm_release_chart
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KUBECONFIG_KEY
 from tenantctl.render.meta import Names, object_meta
 from tenantctl.spec import ObservedState, TenantCluster
 
 __all__ = [
+    "ADDON_IMAGES",
     "CSI_RELEASE",
     "HELM_RELEASE_API",
     "CsiNodeRelease",
@@ -28,6 +30,8 @@ __all__ = [
 ]
 
 HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
+# Catalogue images the cilium and coredns values set (listed by `tenantctl images`).
+ADDON_IMAGES = ("cilium", "cilium-operator", "cilium-envoy", "coredns")
 CILIUM, COREDNS, CSI_RELEASE = "cilium", "coredns", "csi"
 _APISERVER_PORT = 6443
 _CILIUM_MTU = 1350  # headroom for the tunnel inside the substrate's own overlay
@@ -87,10 +91,14 @@ def render_helm_release(
     }
 
 
-def _cilium_values(observed: ObservedState) -> dict[str, Any]:
+def _cilium_values(observed: ObservedState, images: ImagesSpec) -> dict[str, Any]:
     """Kamaji runs no kube-proxy and Talos' KubePrism is off, so cilium talks to the apiserver address
-    itself and replaces kube-proxy; the capability and cgroup settings are what Talos requires."""
+    itself and replaces kube-proxy; the capability and cgroup settings are what Talos requires.
+    `override` is the chart's full-reference switch: the operator's cloud suffix is not appended to it."""
     return {
+        "image": {"override": str(images.ref("cilium"))},
+        "operator": {"image": {"override": str(images.ref("cilium-operator"))}},
+        "envoy": {"image": {"override": str(images.ref("cilium-envoy"))}},
         "k8sServiceHost": observed.endpoint,
         "k8sServicePort": _APISERVER_PORT,
         "kubeProxyReplacement": True,
@@ -112,9 +120,12 @@ def _cilium_values(observed: ObservedState) -> dict[str, Any]:
     }
 
 
-def _coredns_values(cluster: TenantCluster) -> dict[str, Any]:
+def _coredns_values(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
+    """The chart composes `repository:tag`, so the digest rides on the tag."""
     domain = cluster.spec.network.cluster_domain
+    coredns = images.ref("coredns")
     return {
+        "image": {"repository": coredns.repository, "tag": coredns.tag_and_digest},
         "service": {"clusterIP": cluster_dns_address(cluster), "name": "kube-dns"},
         "k8sAppLabelOverride": "kube-dns",
         "servers": [
@@ -143,13 +154,17 @@ def _coredns_values(cluster: TenantCluster) -> dict[str, Any]:
 
 
 def render_addons(
-    cluster: TenantCluster, observed: ObservedState, charts: ChartSourcesSpec, csi: CsiNodeRelease | None
+    cluster: TenantCluster,
+    observed: ObservedState,
+    charts: ChartSourcesSpec,
+    csi: CsiNodeRelease | None,
+    images: ImagesSpec,
 ) -> list[dict[str, Any]]:
     """cilium, coredns and (unless the substrate's CSI is off) the CSI node release, in that order."""
     releases = [
-        render_helm_release(cluster, charts, CILIUM, "cilium", "kube-system", _cilium_values(observed)),
+        render_helm_release(cluster, charts, CILIUM, "cilium", "kube-system", _cilium_values(observed, images)),
         render_helm_release(
-            cluster, charts, COREDNS, "coredns", "kube-system", _coredns_values(cluster), depends_on=[CILIUM]
+            cluster, charts, COREDNS, "coredns", "kube-system", _coredns_values(cluster, images), depends_on=[CILIUM]
         ),
     ]
     if csi is not None:

@@ -6,8 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, POOL_LABEL, Names, object_meta, object_ref
+from tenantctl.render.node_placement import capi_synced_labels
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, TenantCluster
+from tenantctl.spec.durations import format_seconds, parse_go_duration
 
 __all__ = [
     "AUTOSCALER_MAX",
@@ -70,7 +72,8 @@ def render_machine_deployment(
             },
         },
         "template": {
-            "metadata": {"labels": dict(selector)},
+            # CAPI copies node-role/node-restriction labels from here to the Nodes, in place.
+            "metadata": {"labels": {**capi_synced_labels(pool), **selector}},
             "spec": {
                 "clusterName": names.cluster,
                 "version": kubernetes_patch(cluster),
@@ -102,8 +105,8 @@ def render_machine_deployment(
 
 
 def _seconds(duration: str) -> str:
-    unit = {"s": 1, "m": 60, "h": 3600}[duration[-1]]
-    return f"{int(duration[:-1]) * unit}s"
+    """Checked Go durations, rendered in seconds: `1h30m` -> `5400s`."""
+    return format_seconds(parse_go_duration(duration))
 
 
 def render_machine_health_check(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from tenantctl.render.controllers import (
     kubeconfig_volume,
     service_account,
 )
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names
 from tenantctl.render.proxmox_config import (
     CONFIG_DIR,
@@ -45,7 +45,7 @@ def _proxmox(cluster: TenantCluster) -> ProxmoxClusterSpec:
     return cluster.spec.proxmox
 
 
-def render_proxmox_ccm(cluster: TenantCluster) -> list[dict[str, Any]]:
+def render_proxmox_ccm(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
     """ServiceAccount (no RBAC: it acts as the tenant's admin, never on this cluster) and Deployment."""
     names = Names(cluster)
     px = _proxmox(cluster)
@@ -53,7 +53,7 @@ def render_proxmox_ccm(cluster: TenantCluster) -> list[dict[str, Any]]:
     assert secret, "checked by the spec: proxmox clusters name the CCM credentials Secret"
     manager = container(
         "cloud-controller-manager",
-        IMAGES["proxmox-ccm"],
+        str(images.ref("proxmox-ccm")),
         [
             "--v=2",
             "--cloud-provider=proxmox",
@@ -83,6 +83,6 @@ def render_proxmox_ccm(cluster: TenantCluster) -> list[dict[str, Any]]:
             names.ccm,
             [manager],
             [*config_volumes(secret), kubeconfig_volume(names)],
-            init_containers=[config_init_container(px.insecure, CCM_FEATURES)],
+            init_containers=[config_init_container(px.insecure, CCM_FEATURES, images)],
         ),
     ]

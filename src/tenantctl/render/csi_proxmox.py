@@ -20,7 +20,7 @@ from tenantctl.render.controllers import (
     kubeconfig_volume,
     service_account,
 )
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names
 from tenantctl.render.proxmox_config import (
     CONFIG_DIR,
@@ -72,7 +72,7 @@ def proxmox_csi_enabled(cluster: TenantCluster) -> bool:
     return _proxmox(cluster).csi.enabled
 
 
-def render_proxmox_csi_controller(cluster: TenantCluster) -> list[dict[str, Any]]:
+def render_proxmox_csi_controller(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
     """`features.provider` stays unset: the driver validates neither value and falls through to default."""
     names = Names(cluster)
     px = _proxmox(cluster)
@@ -86,13 +86,15 @@ def render_proxmox_csi_controller(cluster: TenantCluster) -> list[dict[str, Any]
     sidecar_args = ["--v=2", f"--csi-address={_SOCKET}", "--timeout=3m", f"--kubeconfig={KUBECONFIG_PATH}"]
     driver = container(
         "csi-driver",
-        IMAGES["proxmox-csi-controller"],
+        str(images.ref("proxmox-csi-controller")),
         ["--v=2", f"--csi-address={_SOCKET}", f"--cloud-config={CONFIG_FILE}", f"--kubeconfig={KUBECONFIG_PATH}"],
         [*socket, (CONFIG_VOLUME, CONFIG_DIR), *kubeconfig],
         writable=[_SOCKET_VOLUME],
     )
     sidecars = [
-        container(name, IMAGES[name], [*sidecar_args, *extra], [*socket, *kubeconfig], writable=[_SOCKET_VOLUME])
+        container(
+            name, str(images.ref(name)), [*sidecar_args, *extra], [*socket, *kubeconfig], writable=[_SOCKET_VOLUME]
+        )
         for name, extra in _SIDECARS
     ]
     containers = [driver, *sidecars]
@@ -104,13 +106,13 @@ def render_proxmox_csi_controller(cluster: TenantCluster) -> list[dict[str, Any]
             names.csi_service_account,
             containers,
             [{"name": _SOCKET_VOLUME, "emptyDir": {}}, *config_volumes(secret), kubeconfig_volume(names)],
-            init_containers=[config_init_container(px.insecure, {"controllerVmID": vmid})],
+            init_containers=[config_init_container(px.insecure, {"controllerVmID": vmid}, images)],
             annotations={CONTROLLER_VMID_ANNOTATION: str(vmid)},
         ),
     ]
 
 
-def proxmox_csi_node_values(cluster: TenantCluster) -> dict[str, Any]:
+def proxmox_csi_node_values(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
     """Node plugin only: `replicaCount: 0` (the chart has no switch for its controller) and no clusters."""
     px = _proxmox(cluster)
     classes: list[dict[str, Any]] = []
@@ -128,21 +130,32 @@ def proxmox_csi_node_values(cluster: TenantCluster) -> dict[str, Any]:
         "replicaCount": 0,
         "config": {"clusters": []},
         "storageClass": classes,
+        "node": {
+            "plugin": {"image": _chart_image(images, "proxmox-csi-node")},
+            "driverRegistrar": {"image": _chart_image(images, "csi-node-driver-registrar")},
+        },
+        "livenessprobe": {"image": _chart_image(images, "csi-livenessprobe")},
     }
 
 
-def proxmox_csi_node_release(cluster: TenantCluster) -> CsiNodeRelease | None:
+def _chart_image(images: ImagesSpec, name: str) -> dict[str, str]:
+    """The chart composes `repository:tag`, so a digest rides on the tag."""
+    ref = images.ref(name)
+    return {"repository": ref.repository, "tag": ref.tag_and_digest}
+
+
+def proxmox_csi_node_release(cluster: TenantCluster, images: ImagesSpec) -> CsiNodeRelease | None:
     """None with `csi.enabled: false`: no node plugin, no controller, no token."""
     if not proxmox_csi_enabled(cluster):
         return None
     return CsiNodeRelease(
         chart="proxmox-csi",
         target_namespace="csi-proxmox",
-        values=proxmox_csi_node_values(cluster),
+        values=proxmox_csi_node_values(cluster, images),
         post_renderers=[{"kustomize": {"patches": [STORAGE_CAPACITY_PATCH]}}],
     )
 
 
-def render_proxmox_controllers(cluster: TenantCluster) -> list[dict[str, Any]]:
+def render_proxmox_controllers(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
     """The CCM always (no switch), the CSI controller while CSI is enabled."""
-    return [*render_proxmox_ccm(cluster), *render_proxmox_csi_controller(cluster)]
+    return [*render_proxmox_ccm(cluster, images), *render_proxmox_csi_controller(cluster, images)]

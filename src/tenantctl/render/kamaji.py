@@ -4,23 +4,50 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
+from tenantctl.render.images import SHARED_REGISTRY
 from tenantctl.render.meta import Names, object_meta
-from tenantctl.render.versions import kubernetes_patch
+from tenantctl.render.versions import konnectivity_version, kubernetes_patch
 from tenantctl.spec import ObservedState, TenantCluster
 
-__all__ = ["KAMAJI_API", "KUBECONFIG_KEY", "render_kamaji_control_plane"]
+__all__ = [
+    "CONTROL_PLANE_COMPONENTS",
+    "KAMAJI_API",
+    "KUBECONFIG_KEY",
+    "control_plane_registry",
+    "render_kamaji_control_plane",
+]
 
 KAMAJI_API = "controlplane.cluster.x-k8s.io/v1alpha1"
 # Kamaji writes several kubeconfigs into the admin Secret; the in-cluster one is what our controllers use.
 KUBECONFIG_KEY = "super-admin.svc"
 
 
+# KamajiControlPlane field -> catalogue image; Kamaji runs `<spec.registry>/<containerImageName>:<spec.version>`.
+CONTROL_PLANE_COMPONENTS = dict(zip(("apiServer", "controllerManager", "scheduler"), SHARED_REGISTRY, strict=True))
+
+
+def _konnectivity(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
+    """Kamaji runs `<image>:<version>`; a version is set only where the table overrides its derivation."""
+    version = konnectivity_version(cluster)
+    server: dict[str, Any] = {"port": 8132, "image": images.repository("konnectivity-server")}
+    agent: dict[str, Any] = {"image": images.repository("konnectivity-agent")}
+    if version is not None:
+        server["version"] = agent["version"] = version
+    return {"server": server, "agent": agent}
+
+
+def control_plane_registry(images: ImagesSpec) -> str:
+    """The one registry Kamaji takes for all three components (the platform check keeps them equal)."""
+    return images.repository("kube-apiserver").rpartition("/")[0]
+
+
 def render_kamaji_control_plane(
-    cluster: TenantCluster, service_type: str, observed: ObservedState | None
+    cluster: TenantCluster, service_type: str, observed: ObservedState | None, images: ImagesSpec
 ) -> dict[str, Any]:
     """certSANs: the Service's DNS names, plus its address once observed (a worker dials the address)."""
     names = Names(cluster)
+    version = kubernetes_patch(cluster)
     cert_sans = names.apiserver_dns_names(observed)
     if observed is not None and observed.endpoint not in cert_sans:
         cert_sans.append(observed.endpoint)
@@ -36,16 +63,21 @@ def render_kamaji_control_plane(
         ),
         "spec": {
             "replicas": cluster.spec.control_plane.replicas,
-            "version": kubernetes_patch(cluster),
+            "version": version,
+            "registry": control_plane_registry(images),
+            **{
+                field: {"containerImageName": images.repository(image).rpartition("/")[2]}
+                for field, image in CONTROL_PLANE_COMPONENTS.items()
+            },
             "dataStoreName": cluster.spec.control_plane.data_store_name,
-            "addons": {"konnectivity": {"server": {"port": 8132}}},
+            "addons": {"konnectivity": _konnectivity(cluster, images)},
             "kubelet": {"cgroupfs": "systemd", "preferredAddressTypes": ["InternalIP", "ExternalIP"]},
             "network": {"serviceType": service_type, "certSANs": cert_sans},
             "deployment": {
                 "extraContainers": [
                     {
                         "name": "talos-csr-signer",
-                        "image": IMAGES["talos-csr-signer"],
+                        "image": str(images.ref("talos-csr-signer")),
                         "imagePullPolicy": "IfNotPresent",
                         "ports": [{"name": "trustd", "containerPort": 50001, "protocol": "TCP"}],
                         "env": [

@@ -42,9 +42,18 @@ def _vm_template_spec(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
     sized = res.cpu is not None and res.memory is not None
     domain: dict[str, Any] = {
         "devices": {
-            "disks": [{"name": "system", "disk": {"bus": "virtio"}}],
+            "disks": [
+                {
+                    "name": "system",
+                    "disk": {"bus": "virtio"},
+                    # 4Ki-native backends (LINSTOR/DRBD behind `replicated`) and SeaBIOS both boot 512/4096.
+                    "blockSize": {"custom": {"logical": 512, "physical": 4096}},
+                }
+            ],
             "interfaces": [{"name": "default", "bridge": {}}],
         },
+        # virt-launcher's scratch space, bounded (Cozystack 90e4aba4e); DataVolumes are not counted in it.
+        "resources": {"requests": {"ephemeral-storage": "2Gi"}, "limits": {"ephemeral-storage": "2Gi"}},
     }
     if res.cpu is not None and res.memory is not None:
         domain["cpu"] = {"threads": 1, "cores": num_cores(res.cpu), "sockets": 1}
@@ -53,7 +62,11 @@ def _vm_template_spec(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
         "runStrategy": "Always",
         "dataVolumeTemplates": [
             {
-                "metadata": {"name": "disk-system"},
+                "metadata": {
+                    "name": "disk-system",
+                    # The populator's prime PVC and PV rebind end in ClaimMisbound with LINSTOR CSI.
+                    "annotations": {"cdi.kubevirt.io/storage.usePopulator": "false"},
+                },
                 "spec": {
                     "source": {"http": {"url": os_image_url(cluster)}},
                     "storage": {

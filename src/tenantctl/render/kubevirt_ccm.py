@@ -17,7 +17,7 @@ from tenantctl.render.controllers import (
     namespaced_role,
     service_account,
 )
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names, object_meta
 from tenantctl.spec import TenantCluster
 
@@ -52,7 +52,7 @@ def kccm_cloud_config(cluster: TenantCluster) -> str:
     return yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
 
 
-def render_kubevirt_ccm(cluster: TenantCluster) -> list[dict[str, Any]]:
+def render_kubevirt_ccm(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
     names = Names(cluster)
     config_map = {
         "apiVersion": "v1",
@@ -62,7 +62,7 @@ def render_kubevirt_ccm(cluster: TenantCluster) -> list[dict[str, Any]]:
     }
     manager = container(
         "kubevirt-cloud-controller-manager",
-        IMAGES["kubevirt-ccm"],
+        str(images.ref("kubevirt-ccm")),
         [
             "--cloud-provider=kubevirt",
             f"--cloud-config={_CLOUD_CONFIG_DIR}/{_CLOUD_CONFIG_KEY}",

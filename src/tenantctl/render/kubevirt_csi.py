@@ -17,7 +17,7 @@ from tenantctl.render.controllers import (
     namespaced_role,
     service_account,
 )
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kubevirt_ccm import render_kubevirt_ccm
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names
 from tenantctl.spec import TenantCluster
@@ -49,7 +49,7 @@ _SIDECARS: tuple[tuple[str, tuple[str, ...]], ...] = (
 KCSI_CLUSTER_RULES: tuple[Rule, ...] = (("", ("persistentvolumes",), ("get",)),)
 
 
-def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any]]:
+def render_kubevirt_csi_controller(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
     names = Names(cluster)
     socket = [(_SOCKET_VOLUME, _SOCKET_DIR)]
     kubeconfig = [("kubeconfig", KUBECONFIG_MOUNT)]
@@ -57,7 +57,7 @@ def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any
     containers = [
         container(
             "csi-driver",
-            IMAGES["kubevirt-csi-driver"],
+            str(images.ref("kubevirt-csi-driver")),
             [
                 f"--endpoint=unix://{_SOCKET}",
                 f"--infra-cluster-namespace={names.namespace}",
@@ -73,12 +73,14 @@ def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any
             },
         ),
         *(
-            container(name, IMAGES[name], [*sidecar_args, *extra], [*socket, *kubeconfig], writable=[_SOCKET_VOLUME])
+            container(
+                name, str(images.ref(name)), [*sidecar_args, *extra], [*socket, *kubeconfig], writable=[_SOCKET_VOLUME]
+            )
             for name, extra in _SIDECARS
         ),
         container(
             "csi-liveness-probe",
-            IMAGES["csi-livenessprobe"],
+            str(images.ref("csi-livenessprobe")),
             [f"--csi-address={_SOCKET}", "--probe-timeout=3s", f"--health-port={_HEALTH_PORT}"],
             socket,
             writable=[_SOCKET_VOLUME],
@@ -99,16 +101,22 @@ def render_kubevirt_csi_controller(cluster: TenantCluster) -> list[dict[str, Any
     ]
 
 
-def kubevirt_csi_node_values(cluster: TenantCluster) -> dict[str, Any]:
-    """One tenant StorageClass backed by the management cluster's default StorageClass."""
-    return {"storageClasses": {"kubevirt": {"default": True}}}
+def kubevirt_csi_node_values(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
+    """One tenant StorageClass backed by the management cluster's default StorageClass. The node plugin
+    runs the controller's image; the chart hard-codes its sidecars (no value to set them)."""
+    return {
+        "storageClasses": {"kubevirt": {"default": True}},
+        "csiDriver": {"image": str(images.ref("kubevirt-csi-driver"))},
+    }
 
 
-def kubevirt_csi_node_release(cluster: TenantCluster) -> CsiNodeRelease:
+def kubevirt_csi_node_release(cluster: TenantCluster, images: ImagesSpec) -> CsiNodeRelease:
     return CsiNodeRelease(
-        chart="kubevirt-csi-node", target_namespace="kubevirt-csi-driver", values=kubevirt_csi_node_values(cluster)
+        chart="kubevirt-csi-node",
+        target_namespace="kubevirt-csi-driver",
+        values=kubevirt_csi_node_values(cluster, images),
     )
 
 
-def render_kubevirt_controllers(cluster: TenantCluster) -> list[dict[str, Any]]:
-    return [*render_kubevirt_ccm(cluster), *render_kubevirt_csi_controller(cluster)]
+def render_kubevirt_controllers(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
+    return [*render_kubevirt_ccm(cluster, images), *render_kubevirt_csi_controller(cluster, images)]

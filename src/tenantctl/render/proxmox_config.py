@@ -14,8 +14,9 @@ from typing import Any
 
 import yaml
 
+from tenantctl.credentials.keys import CONTROLLER_KEYS
 from tenantctl.render.controllers import container
-from tenantctl.render.images import IMAGES
+from tenantctl.render.image_settings import ImagesSpec
 
 __all__ = [
     "CONFIG_FILE",
@@ -32,7 +33,7 @@ CONFIG_VOLUME = "proxmox-config"
 _CREDENTIALS_DIR = "/proxmox-credentials"
 CONFIG_DIR = "/etc/proxmox"
 CONFIG_FILE = f"{CONFIG_DIR}/config.yaml"
-CREDENTIAL_KEYS = ("url", "token_id", "token_secret", "region")
+CREDENTIAL_KEYS = CONTROLLER_KEYS
 
 # Values are emitted as YAML single-quoted scalars (' doubled), so any one-line value is data, never
 # structure; a multi-line value is refused because it cannot be one scalar on one line.
@@ -78,12 +79,12 @@ def config_volumes(credentials_secret_name: str) -> list[dict[str, Any]]:
     ]
 
 
-def config_init_container(insecure: bool, features: Mapping[str, Any]) -> dict[str, Any]:
+def config_init_container(insecure: bool, features: Mapping[str, Any], images: ImagesSpec) -> dict[str, Any]:
     """`features` becomes the config's `features:` block verbatim (capmox mode, controllerVmID)."""
     features_yaml = yaml.safe_dump({"features": dict(features)}, sort_keys=True, default_flow_style=False)
     return container(
         "compose-config",
-        IMAGES["config-init"],
+        str(images.ref("config-init")),
         ["-c", CONFIG_SCRIPT],
         [(CREDENTIALS_VOLUME, _CREDENTIALS_DIR), (CONFIG_VOLUME, CONFIG_DIR)],
         command=["sh"],

@@ -9,7 +9,16 @@ from decimal import Decimal
 from tenantctl.spec import NodePool
 from tenantctl.spec.quantity import parse_quantity
 
-__all__ = ["KubeletReservations", "capmox_memory_mib", "kubelet_reservations", "memory_mib", "num_cores"]
+__all__ = [
+    "EVICTION",
+    "EvictionThreshold",
+    "KubeletReservations",
+    "capmox_memory_mib",
+    "eviction_config",
+    "kubelet_reservations",
+    "memory_mib",
+    "num_cores",
+]
 
 _MIB = Decimal(2) ** 20
 
@@ -49,3 +58,44 @@ def kubelet_reservations(pool: NodePool) -> KubeletReservations:
     if pool.spec.resources.cpu is not None:
         cpu_m = _clamp(int(parse_quantity(pool.spec.resources.cpu) * 1000 * Decimal("0.05")), 50, 500)
     return KubeletReservations(f"{cpu_m}m", f"{mem_mi}Mi", f"{cpu_m}m", f"{mem_mi}Mi")
+
+
+@dataclass(frozen=True)
+class EvictionThreshold:
+    """One kubelet eviction signal: hard (immediate) and soft (after `grace`) thresholds."""
+
+    hard: str
+    soft: str | None = None
+    grace: str | None = None
+    minimum_reclaim: str | None = None
+
+
+# The worker kubelet's eviction, one row per signal (Cozystack `templates/talos/talos-reconcile-job.yaml`):
+# a soft threshold, above its hard one, evicts only after a 90 s breach; the minimum reclaim keeps the
+# kubelet from stopping just under the memory threshold and evicting again at once. The hard column is what
+# a node's allocatable loses beyond its reservations (scale-from-zero capacity reads it from here).
+EVICTION: dict[str, EvictionThreshold] = {
+    "memory.available": EvictionThreshold(hard="7%", soft="10%", grace="1m30s", minimum_reclaim="256Mi"),
+    "nodefs.available": EvictionThreshold(hard="10%", soft="15%", grace="1m30s"),
+    "imagefs.available": EvictionThreshold(hard="15%", soft="20%", grace="1m30s"),
+    "nodefs.inodesFree": EvictionThreshold(hard="5%"),
+}
+
+
+# KubeletConfiguration field <- the EvictionThreshold column that fills it.
+_EVICTION_FIELDS = (
+    ("evictionHard", "hard"),
+    ("evictionSoft", "soft"),
+    ("evictionSoftGracePeriod", "grace"),
+    ("evictionMinimumReclaim", "minimum_reclaim"),
+)
+
+
+def eviction_config() -> dict[str, dict[str, str]]:
+    """The KubeletConfiguration eviction fields, each a map of the signals that have a value in its column."""
+    config: dict[str, dict[str, str]] = {}
+    for field, column in _EVICTION_FIELDS:
+        values = {signal: value for signal, t in EVICTION.items() if (value := getattr(t, column)) is not None}
+        if values:
+            config[field] = values
+    return config

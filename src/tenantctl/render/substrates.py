@@ -8,6 +8,7 @@ from typing import Any
 
 from tenantctl.render.addons import CsiNodeRelease
 from tenantctl.render.csi_proxmox import proxmox_csi_node_release, render_proxmox_controllers
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kubevirt import render_kubevirt_cluster, render_kubevirt_machine_template
 from tenantctl.render.kubevirt_csi import kubevirt_csi_node_release, render_kubevirt_controllers
 from tenantctl.render.proxmox import render_proxmox_cluster, render_proxmox_machine_template
@@ -27,8 +28,10 @@ class Substrate:
     render_infra_cluster: Callable[[TenantCluster], dict[str, Any]]
     render_machine_template: Callable[[TenantCluster, NodePool], dict[str, Any]]
     # The cloud-controller-manager and CSI controller that drive the tenant from its namespace here.
-    render_controllers: Callable[[TenantCluster], list[dict[str, Any]]]
-    csi_node_release: Callable[[TenantCluster], CsiNodeRelease | None]
+    render_controllers: Callable[[TenantCluster, ImagesSpec], list[dict[str, Any]]]
+    csi_node_release: Callable[[TenantCluster, ImagesSpec], CsiNodeRelease | None]
+    # Catalogue images the CSI node release's values set (listed by `tenantctl images`).
+    csi_node_images: tuple[str, ...]
 
 
 SUBSTRATES: dict[str, Substrate] = {
@@ -41,6 +44,7 @@ SUBSTRATES: dict[str, Substrate] = {
         render_machine_template=render_kubevirt_machine_template,
         render_controllers=render_kubevirt_controllers,
         csi_node_release=kubevirt_csi_node_release,
+        csi_node_images=("kubevirt-csi-driver",),
     ),
     "proxmox": Substrate(
         name="proxmox",
@@ -51,5 +55,6 @@ SUBSTRATES: dict[str, Substrate] = {
         render_machine_template=render_proxmox_machine_template,
         render_controllers=render_proxmox_controllers,
         csi_node_release=proxmox_csi_node_release,
+        csi_node_images=("proxmox-csi-node", "csi-node-driver-registrar", "csi-livenessprobe"),
     ),
 }

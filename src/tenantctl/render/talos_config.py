@@ -12,15 +12,22 @@ from typing import Any
 import yaml
 
 from tenantctl.problems import Problems
-from tenantctl.render.images import kubelet_image
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names, object_meta
-from tenantctl.render.sizing import kubelet_reservations
+from tenantctl.render.node_placement import kubelet_labels, node_taints
+from tenantctl.render.sizing import eviction_config, kubelet_reservations
 from tenantctl.render.substrates import Substrate
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
 from tenantctl.spec.addresses import is_literal_ip
 
-__all__ = ["CABPT_API", "check_observed", "render_talos_config_template", "worker_machine_config"]
+__all__ = [
+    "CABPT_API",
+    "check_observed",
+    "render_talos_config_template",
+    "worker_images",
+    "worker_machine_config",
+]
 
 CABPT_API = "bootstrap.cluster.x-k8s.io/v1alpha3"
 
@@ -63,40 +70,61 @@ def _endpoint(cluster: TenantCluster, observed: ObservedState) -> str:
     return f"https://{names.apiserver_dns_names(observed)[0]}:6443"
 
 
-def worker_machine_config(
-    cluster: TenantCluster, pool: NodePool, observed: ObservedState, substrate: Substrate
-) -> dict[str, Any]:
+def worker_images(cluster: TenantCluster, images: ImagesSpec) -> dict[str, str]:
+    """What a worker pulls itself: the kubelet (tag = Kubernetes patch) and the Talos installer."""
     talos = cluster.spec.talos
+    installer = f"{talos.installer_repository.rstrip('/')}/{talos.schematic_id}"
+    return {
+        "kubelet": str(images.ref("kubelet", kubernetes_patch(cluster))),
+        "talos-installer": str(images.ref("talos-installer", talos.version, repository=installer)),
+    }
+
+
+def _registries(cluster: TenantCluster) -> dict[str, Any]:
+    mirrors = cluster.spec.talos.registry_mirrors
+    return {
+        "mirrors": {
+            host: mirror.model_dump(by_alias=True, exclude_defaults=True) for host, mirror in sorted(mirrors.items())
+        }
+    }
+
+
+def worker_machine_config(
+    cluster: TenantCluster, pool: NodePool, observed: ObservedState, substrate: Substrate, images: ImagesSpec
+) -> dict[str, Any]:
     secrets = observed.talos_secrets
     reserved = kubelet_reservations(pool)
+    pulled = worker_images(cluster, images)
     kubelet: dict[str, Any] = {
-        "image": kubelet_image(kubernetes_patch(cluster)),
+        "image": pulled["kubelet"],
         "extraConfig": {
             "systemReserved": {"cpu": reserved.system_cpu, "memory": reserved.system_memory},
             "kubeReserved": {"cpu": reserved.kube_cpu, "memory": reserved.kube_memory},
-            "evictionHard": {
-                "memory.available": "7%",
-                "nodefs.available": "10%",
-                "imagefs.available": "15%",
-                "nodefs.inodesFree": "5%",
-            },
+            **eviction_config(),
         },
     }
+    if taints := node_taints(pool):
+        kubelet["extraConfig"]["registerWithTaints"] = taints
     if substrate.external_cloud_provider:
         kubelet["extraArgs"] = {"cloud-provider": "external"}
-    installer = f"{talos.installer_repository.rstrip('/')}/{talos.schematic_id}:{talos.version}"
+    machine: dict[str, Any] = {
+        "type": "worker",
+        "token": secrets.token,
+        "ca": {"crt": observed.talos_ca, "key": ""},
+        "network": _network(cluster, observed),
+        "kubelet": kubelet,
+        "install": {"disk": substrate.install_disk, "image": pulled["talos-installer"], "wipe": False},
+        "features": {"rbac": True, "kubePrism": {"enabled": False}},
+    }
+    # Only a pool with labels gets the key: the others' TalosConfigTemplates stay as they were.
+    if labels := kubelet_labels(pool):
+        machine["nodeLabels"] = labels
+    if cluster.spec.talos.registry_mirrors:
+        machine["registries"] = _registries(cluster)
     return {
         "version": "v1alpha1",
         "persist": True,
-        "machine": {
-            "type": "worker",
-            "token": secrets.token,
-            "ca": {"crt": observed.talos_ca, "key": ""},
-            "network": _network(cluster, observed),
-            "kubelet": kubelet,
-            "install": {"disk": substrate.install_disk, "image": installer, "wipe": False},
-            "features": {"rbac": True, "kubePrism": {"enabled": False}},
-        },
+        "machine": machine,
         "cluster": {
             "id": secrets.cluster_id,
             "secret": secrets.cluster_secret,
@@ -118,10 +146,10 @@ def worker_machine_config(
 
 
 def render_talos_config_template(
-    cluster: TenantCluster, pool: NodePool, observed: ObservedState, substrate: Substrate
+    cluster: TenantCluster, pool: NodePool, observed: ObservedState, substrate: Substrate, images: ImagesSpec
 ) -> dict[str, Any]:
     names = Names(cluster)
-    config = worker_machine_config(cluster, pool, observed, substrate)
+    config = worker_machine_config(cluster, pool, observed, substrate, images)
     return {
         "apiVersion": CABPT_API,
         "kind": "TalosConfigTemplate",

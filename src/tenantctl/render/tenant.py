@@ -10,6 +10,7 @@ from tenantctl.render.addons import render_addons
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import render_kamaji_control_plane
 from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import CABPT_API, check_observed, render_talos_config_template
@@ -29,6 +30,7 @@ def _render_cluster_sourced(
     pools: Sequence[NodePool],
     observed: ObservedState | None,
     charts: ChartSourcesSpec,
+    images: ImagesSpec,
 ) -> Sourced:
     """Every object of one tenant with the input document it comes from (for collision reports)."""
     substrate = SUBSTRATES[cluster.spec.substrate]
@@ -37,7 +39,7 @@ def _render_cluster_sourced(
         check_observed(cluster, observed, problems)
         problems.raise_if_errors()
     at = f"TenantCluster/{cluster.metadata.namespace}/{cluster.metadata.name}"
-    control_plane = render_kamaji_control_plane(cluster, substrate.apiserver_service_type, observed)
+    control_plane = render_kamaji_control_plane(cluster, substrate.apiserver_service_type, observed, images)
     infra_cluster = substrate.render_infra_cluster(cluster)
     objects: list[dict[str, Any]] = [
         *render_talos_pki(cluster, observed),
@@ -48,16 +50,19 @@ def _render_cluster_sourced(
     sourced: Sourced = [(at, o) for o in objects]
     for pool in sorted(pools, key=lambda p: p.metadata.name):
         template = substrate.render_machine_template(cluster, pool)
-        pool_objects = [render_talos_config_template(cluster, pool, observed, substrate)] if observed else []
+        pool_objects = (
+            [render_talos_config_template(cluster, pool, observed, substrate, images)] if observed else []
+        )
         pool_objects += [
             template,
             render_machine_deployment(cluster, pool, template, CABPT_API),
             render_machine_health_check(cluster, pool),
         ]
         sourced += [(f"NodePool/{pool.metadata.namespace}/{pool.metadata.name}", o) for o in pool_objects]
-    sourced += [(at, o) for o in substrate.render_controllers(cluster)]
+    sourced += [(at, o) for o in substrate.render_controllers(cluster, images)]
     if observed is not None:
-        sourced += [(at, o) for o in render_addons(cluster, observed, charts, substrate.csi_node_release(cluster))]
+        release = substrate.csi_node_release(cluster, images)
+        sourced += [(at, o) for o in render_addons(cluster, observed, charts, release, images)]
     return sourced
 
 
@@ -91,22 +96,28 @@ def render_cluster(
     pools: Sequence[NodePool],
     observed: ObservedState | None = None,
     charts: ChartSourcesSpec | None = None,
+    images: ImagesSpec | None = None,
 ) -> list[dict[str, Any]]:
     """Every management-cluster object of one tenant, in apply order. Pure and deterministic.
 
     The tenant add-on releases need the apiserver address (cilium's k8sServiceHost), so like the
-    TalosConfigTemplates they are rendered only once it is observed."""
-    sourced = _render_cluster_sourced(cluster, pools, observed, charts or ChartSourcesSpec())
+    TalosConfigTemplates they are rendered only once it is observed. `images` is the platform's
+    overrides and mirror; every image reference below is resolved through it."""
+    sourced = _render_cluster_sourced(cluster, pools, observed, charts or ChartSourcesSpec(), images or ImagesSpec())
     refuse_collisions(sourced)
     return [o for _, o in sourced]
 
 
 def render_tenant(
-    tenant: TenantInput, observed: ObservedMap | None = None, charts: ChartSourcesSpec | None = None
+    tenant: TenantInput,
+    observed: ObservedMap | None = None,
+    charts: ChartSourcesSpec | None = None,
+    images: ImagesSpec | None = None,
 ) -> list[dict[str, Any]]:
     """The platform's chart sources, then all clusters of an input ordered by namespace and name;
     refuses observations of unknown clusters and two objects with one identity."""
     charts = charts or ChartSourcesSpec()
+    images = images or ImagesSpec()
     observed = observed or {}
     known = {(c.metadata.namespace, c.metadata.name) for c in tenant.clusters}
     problems = Problems()
@@ -116,7 +127,7 @@ def render_tenant(
     sourced: Sourced = [("Platform spec.charts", o) for o in render_chart_sources(charts)]
     for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         key = (cluster.metadata.namespace, cluster.metadata.name)
-        sourced += _render_cluster_sourced(cluster, tenant.pools_of(cluster), observed.get(key), charts)
+        sourced += _render_cluster_sourced(cluster, tenant.pools_of(cluster), observed.get(key), charts, images)
     refuse_collisions(sourced)
     return [o for _, o in sourced]
 

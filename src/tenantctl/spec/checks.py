@@ -7,19 +7,21 @@ user's own (`NodePool/md0.spec.proxmox.storage`), and each message names the val
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 
 from tenantctl.problems import Problems
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.durations import DurationError, parse_go_duration
 from tenantctl.spec.errors import shown
+from tenantctl.spec.image_refs import endpoint_problem, registry_host_problem, repository_problem
+from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.observed import ObservedState
 from tenantctl.spec.patterns import (
-    DURATION,
     KUBE_VERSION,
-    PERCENT_OR_INT,
     PVE_TAG,
     SCHEMATIC_ID,
     TALOS_VERSION,
@@ -38,6 +40,8 @@ __all__ = [
     "ref",
 ]
 
+_PERCENT = re.compile(r"[0-9]+%")
+
 
 def ref(kind: str, name: str) -> str:
     """`Kind/name`; a name a terminal would not show as typed (a newline, 1 MB) is quoted and cut."""
@@ -54,6 +58,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
             f"{spec.substrate!r} is not a substrate; expected one of {', '.join(SUBSTRATES)}",
         )
     _check_versions(at, tc, problems)
+    _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:
@@ -110,6 +115,22 @@ def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
         )
 
 
+def _check_talos_images(at: str, tc: TenantCluster, problems: Problems) -> None:
+    """Both values land in the worker config the machines boot from: a bad one is a node that never joins."""
+    talos = tc.spec.talos
+    if msg := repository_problem(talos.installer_repository.rstrip("/")):
+        problems.error(f"{at}.spec.talos.installerRepository", msg)
+    for host, mirror in talos.registry_mirrors.items():
+        where = f"{at}.spec.talos.registryMirrors.{host}"
+        if msg := registry_host_problem(host):
+            problems.error(where, msg)
+        if not mirror.endpoints:
+            problems.error(f"{where}.endpoints", "at least one endpoint: Talos has nowhere to pull from otherwise")
+        for i, endpoint in enumerate(mirror.endpoints):
+            if msg := endpoint_problem(endpoint):
+                problems.error(f"{where}.endpoints[{i}]", msg)
+
+
 def _check_network(at: str, tc: TenantCluster, problems: Problems) -> None:
     nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network] = {}
     for field, value in (("podCIDR", tc.spec.network.pod_cidr), ("serviceCIDR", tc.spec.network.service_cidr)):
@@ -146,6 +167,7 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         return
     if not px.allowed_nodes:
         problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
+    _check_set(f"{base}.allowedNodes", px.allowed_nodes, problems)
     if not px.dns_servers:
         problems.error(
             f"{base}.dnsServers",
@@ -300,6 +322,8 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 "without both the instanceType sizes the VM",
             )
     _check_health(at, pool, problems)
+    _check_labels(at, pool, problems)
+    _check_taints(at, pool, problems)
 
 
 def _check_kubevirt_pool(at: str, pool: NodePool, problems: Problems) -> None:
@@ -414,19 +438,90 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
             problems.error(f"{base}.{field}", "must not be empty")
 
 
+def _check_set(path: str, items: Sequence[str], problems: Problems) -> None:
+    """A list the CRD declares a set (`x-kubernetes-list-type: set`): the API server refuses repeats."""
+    for i, item in enumerate(items):
+        if item in items[:i]:
+            problems.error(f"{path}[{i}]", f"duplicate entry {item!r} (already at index {items.index(item)})")
+
+
+# CAPI's MachineHealthCheck webhook refuses a nodeStartupTimeout under 30s (0 would disable it).
+_MIN_NODE_STARTUP_NANOS = 30 * 1_000_000_000
+
+
 def _check_health(at: str, pool: NodePool, problems: Problems) -> None:
     hc = pool.spec.health_check
-    if not full_match(PERCENT_OR_INT, str(hc.max_unhealthy)):
-        problems.error(
-            f"{at}.spec.healthCheck.maxUnhealthy",
-            f"{hc.max_unhealthy!r} must be an integer or an integer percentage like 50%",
-        )
+    base = f"{at}.spec.healthCheck"
+    _check_max_unhealthy(f"{base}.maxUnhealthy", hc.max_unhealthy, problems)
     for field, value in (
         ("nodeStartupTimeout", hc.node_startup_timeout),
         ("readyUnknownTimeout", hc.ready_unknown_timeout),
         ("readyFalseTimeout", hc.ready_false_timeout),
     ):
-        if not full_match(DURATION, value):
+        try:
+            nanos = parse_go_duration(value)
+        except DurationError as exc:
+            problems.error(f"{base}.{field}", str(exc))
+            continue
+        if nanos <= 0:
             problems.error(
-                f"{at}.spec.healthCheck.{field}", f"{value!r} must be whole seconds, minutes or hours (e.g. 20m)"
+                f"{base}.{field}",
+                f"{value!r} must be a positive duration: a new node reports Ready=False until its CNI runs, "
+                "so a zero or negative timeout remediates (deletes) every new worker as it registers",
             )
+        elif field == "nodeStartupTimeout" and nanos < _MIN_NODE_STARTUP_NANOS:
+            problems.error(
+                f"{base}.{field}",
+                f"{value!r} is under 30s, which Cluster API's MachineHealthCheck webhook refuses",
+            )
+
+
+def _check_max_unhealthy(path: str, value: str | int, problems: Problems) -> None:
+    """An int or `N%` (CAPI's IntOrString); a plain numeric string is taken as the int it spells."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            problems.error(path, f"{value!r} must not be negative")
+        return
+    text = str(value)
+    if _PERCENT.fullmatch(text):
+        if int(text[:-1]) > 100:
+            problems.error(path, f"{text!r} is more than 100%")
+    elif not text.isascii() or not text.isdigit():
+        problems.error(path, f"{value!r} must be an integer or an integer percentage like 50%")
+
+
+def _check_labels(at: str, pool: NodePool, problems: Problems) -> None:
+    for key, value in pool.spec.labels.items():
+        path = f"{at}.spec.labels[{key!r}]"
+        _check_node_key(path, key, "label", problems)
+        if (why := label_value_problem(value)) is not None:
+            problems.error(path, f"value {value!r} {why}")
+
+
+def _check_taints(at: str, pool: NodePool, problems: Problems) -> None:
+    seen: dict[tuple[str, str], int] = {}
+    for i, taint in enumerate(pool.spec.taints):
+        path = f"{at}.spec.taints[{i}]"
+        _check_node_key(f"{path}.key", taint.key, "taint", problems)
+        if (why := label_value_problem(taint.value)) is not None:
+            problems.error(f"{path}.value", f"{taint.value!r} {why}")
+        if taint.effect not in TAINT_EFFECTS:
+            problems.error(f"{path}.effect", f"{taint.effect!r} is not one of {', '.join(TAINT_EFFECTS)}")
+        first = seen.setdefault((taint.key, taint.effect), i)
+        if first != i:
+            problems.error(
+                path,
+                f"duplicate taint {taint.key!r} with effect {taint.effect!r} (also taints[{first}]); "
+                "a Node holds one taint per key and effect",
+            )
+
+
+def _check_node_key(path: str, key: str, what: str, problems: Problems) -> None:
+    if (why := label_key_problem(key)) is not None:
+        problems.error(path, f"{what} key {key!r} {why}")
+    elif (domain := reserved_domain(key)) is not None:
+        problems.error(
+            path,
+            f"{what} key {key!r} is in the reserved domain {domain!r}; of it only node-role.kubernetes.io/* "
+            "and node-restriction.kubernetes.io/* may be set on a pool",
+        )

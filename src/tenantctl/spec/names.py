@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from tenantctl.spec.patterns import DNS_LABEL, DNS_SUBDOMAIN, full_match
+import re
+
+from tenantctl.spec import syntax
 
 __all__ = [
     "DNS_LABEL",
@@ -17,14 +19,16 @@ LABEL_MAX = 63
 # CAPI names a MachineSet `<md>-<5 chars>` and its Machines `<ms>-<5 chars>`; the Machine name becomes
 # the node's hostname and a label value, so it is the longest name a pool produces.
 MACHINE_SUFFIX_LEN = 12
+DNS_LABEL = re.compile(syntax.DNS_LABEL)
+_DNS_SUBDOMAIN = re.compile(syntax.DNS_SUBDOMAIN)
 
 
 def is_dns_label(name: str) -> bool:
-    return len(name) <= LABEL_MAX and full_match(DNS_LABEL, name)
+    return len(name) <= LABEL_MAX and bool(DNS_LABEL.fullmatch(name))
 
 
 def is_dns_subdomain(name: str) -> bool:
-    return len(name) <= 253 and full_match(DNS_SUBDOMAIN, name)
+    return len(name) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(name))
 
 
 def machine_name_length(cluster: str, pool: str) -> int:

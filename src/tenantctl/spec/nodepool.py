@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
+from tenantctl.spec import syntax
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.labels import TAINT_EFFECTS
 from tenantctl.spec.patterns import INT32_MAX
 from tenantctl.spec.tenant import ObjectMeta
 
@@ -20,44 +22,64 @@ __all__ = [
     "ProxmoxPoolSpec",
     "ResourcesSpec",
     "RollingUpdateSpec",
+    "TaintSpec",
 ]
 
 Quantity = str | int | float
+_NAME = 253
 # Replicas of a pool that names neither `replicas` nor `minReplicas`/`maxReplicas`.
 DEFAULT_REPLICAS = 2
 
 
+_QUANTITY_BOUND: dict[str, Any] = {"maxLength": 64}
+
+
 class ResourcesSpec(SpecModel):
-    cpu: Quantity | None = Field(default=None, description="vCPUs (rounded up to whole cores on proxmox).")
-    memory: Quantity | None = Field(default=None, description="Memory (rounded up to MiB on proxmox).")
+    cpu: Quantity | None = Field(
+        default=None, description="vCPUs (rounded up to whole cores on proxmox).", json_schema_extra=_QUANTITY_BOUND
+    )
+    memory: Quantity | None = Field(
+        default=None, description="Memory (rounded up to MiB on proxmox).", json_schema_extra=_QUANTITY_BOUND
+    )
 
 
 class KubevirtPoolSpec(SpecModel):
-    instance_type: str = Field(default="u1.medium", description="Used unless both cpu and memory are given.")
-    disk_size: str = Field(default="20Gi", description="System disk size.")
-    storage_class: str = Field(default="replicated", description="StorageClass of the system disk.")
+    instance_type: str = Field(
+        default="u1.medium", max_length=_NAME, description="Used unless both cpu and memory are given."
+    )
+    disk_size: str = Field(default="20Gi", max_length=64, description="System disk size.")
+    storage_class: str = Field(default="replicated", max_length=_NAME, description="StorageClass of the system disk.")
 
 
 class ProxmoxNetworkSpec(SpecModel):
-    bridge: str = "vmbr0"
+    bridge: str = Field(default="vmbr0", max_length=64)
     vlan: int | None = Field(default=None, ge=1, le=4094)
     model: Literal["virtio", "e1000", "rtl8139", "vmxnet3"] = "virtio"
+
+
+_PveTag = Annotated[str, Field(max_length=_NAME, json_schema_extra={"pattern": syntax.PVE_TAG})]
 
 
 class ProxmoxPoolSpec(SpecModel):
     """How capmox clones a worker: from which node and template, linked or full, into which pool."""
 
-    source_node: str = Field(description="Proxmox node holding the template.")
-    template_tags: list[str] | None = Field(
-        default=None, description="Exact tag set of the Talos template (or templateID)."
+    source_node: str = Field(max_length=_NAME, description="Proxmox node holding the template.")
+    template_tags: list[_PveTag] | None = Field(
+        default=None,
+        max_length=32,
+        description="Exact tag set of the Talos template (or templateID).",
+        # Atomic, not a set: repeats are harmless, the renderer sorts and deduplicates the tags.
+        json_schema_extra={"minItems": 1},
     )
     template_id: int | None = Field(
         default=None, alias="templateID", ge=100, le=INT32_MAX, description="VMID of the template."
     )
     full: bool = Field(default=False, description="Full clone; linked clones (default) share the template's disk.")
-    storage: str | None = Field(default=None, description="Full clones only: target storage.")
+    storage: str | None = Field(default=None, max_length=_NAME, description="Full clones only: target storage.")
     format: Literal["raw", "qcow2", "vmdk"] | None = Field(default=None, description="Full clones only.")
-    pool: str | None = Field(default=None, description="Proxmox resource pool: one ACL follows every VM.")
+    pool: str | None = Field(
+        default=None, max_length=_NAME, description="Proxmox resource pool: one ACL follows every VM."
+    )
     disk_size_gb: int = Field(
         default=20, alias="diskSizeGB", ge=5, le=INT32_MAX, description="Boot disk size in GB."
     )
@@ -69,15 +91,52 @@ class RollingUpdateSpec(SpecModel):
     max_unavailable: int = Field(default=0, ge=0, le=INT32_MAX)
 
 
+_DURATION_MAX = 32
+_DURATION_SYNTAX: dict[str, Any] = {"pattern": syntax.GO_DURATION}
+
+
 class HealthCheckSpec(SpecModel):
-    max_unhealthy: str | int = "50%"
-    node_startup_timeout: str = "20m"
-    ready_unknown_timeout: str = "5m"
-    ready_false_timeout: str = "10m"
+    max_unhealthy: str | int = Field(
+        default="50%",
+        description="Count or percentage (`50%`) of the pool.",
+        json_schema_extra={"pattern": syntax.PERCENT_OR_INT, "minimum": 0, "maxLength": 16},
+    )
+    node_startup_timeout: str = Field(
+        default="20m",
+        max_length=_DURATION_MAX,
+        description="Go duration (`20m`, `1h30m`, `1.5h`); at least 30s.",
+        json_schema_extra=_DURATION_SYNTAX,
+    )
+    ready_unknown_timeout: str = Field(
+        default="5m",
+        max_length=_DURATION_MAX,
+        description="Go duration; zero and negative refused.",
+        json_schema_extra=_DURATION_SYNTAX,
+    )
+    ready_false_timeout: str = Field(
+        default="10m",
+        max_length=_DURATION_MAX,
+        description="Go duration; zero and negative refused.",
+        json_schema_extra=_DURATION_SYNTAX,
+    )
+
+
+class TaintSpec(SpecModel):
+    key: str = Field(max_length=317, description="Qualified name; reserved domains refused as for labels.")
+    value: str = Field(default="", max_length=63, description="Label-value syntax; may be empty.")
+    effect: str = Field(
+        max_length=32,
+        description="NoSchedule, PreferNoSchedule or NoExecute.",
+        json_schema_extra={"enum": list(TAINT_EFFECTS)},
+    )
 
 
 class NodePoolSpec(SpecModel):
-    cluster: str = Field(description="Name of the TenantCluster in the same namespace.")
+    cluster: str = Field(
+        max_length=63,
+        description="Name of the TenantCluster in the same namespace.",
+        json_schema_extra={"pattern": syntax.DNS_LABEL},
+    )
     replicas: int | None = Field(default=None, ge=0, le=INT32_MAX, description="Fixed size (default 2).")
     min_replicas: int | None = Field(
         default=None, ge=0, le=INT32_MAX, description="Autoscaled: lower bound (with maxReplicas)."
@@ -90,6 +149,14 @@ class NodePoolSpec(SpecModel):
     proxmox: ProxmoxPoolSpec | None = None
     rolling_update: RollingUpdateSpec = Field(default_factory=RollingUpdateSpec)
     health_check: HealthCheckSpec = Field(default_factory=HealthCheckSpec)
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Labels of the pool's Nodes; `kubernetes.io`, `k8s.io`, `tenantctl.io` refused except "
+        "`node-role.kubernetes.io/*` and `node-restriction.kubernetes.io/*`.",
+    )
+    taints: list[TaintSpec] = Field(
+        default_factory=list, description="Taints the pool's Nodes register with (`key`, `value`, `effect`)."
+    )
 
     @property
     def autoscaled(self) -> bool:
@@ -101,7 +168,6 @@ class NodePoolSpec(SpecModel):
         if self.autoscaled:
             return max(self.max_replicas or 0, self.min_replicas or 0)
         return self.replicas if self.replicas is not None else DEFAULT_REPLICAS
-
 
 
 class NodePool(SpecModel):

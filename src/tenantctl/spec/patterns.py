@@ -1,5 +1,8 @@
 """Every syntax a spec string must have, as data, and the one way to test it: a full match.
 
+The syntaxes the CRD generator shares live in `syntax`; this module re-exports them beside the ones
+only tenantctl's own checks read.
+
 `re.match(r"^x$", "x\\n")` succeeds (`$` matches before a final newline), which once let names and
 versions carry a newline into rendered objects. Patterns stay `^…$` strings so the CRD generator and
 pydantic (`Field(pattern=...)`, where `$` is end-of-text as in Go's RE2) read the same text; Python
@@ -11,13 +14,22 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from tenantctl.spec.syntax import (
+    DNS_LABEL,
+    DNS_SUBDOMAIN,
+    KUBE_VERSION,
+    PERCENT_OR_INT,
+    PVE_TAG,
+    SCHEMATIC_ID,
+    TALOS_VERSION,
+)
+
 __all__ = [
     "BASE64",
     "BOOTSTRAP_TOKEN_ID",
     "BOOTSTRAP_TOKEN_SECRET",
     "DNS_LABEL",
     "DNS_SUBDOMAIN",
-    "DURATION",
     "FLUX_INTERVAL",
     "INT32_MAX",
     "INT64_MAX",
@@ -33,15 +45,8 @@ __all__ = [
     "full_match",
 ]
 
-DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
-DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-KUBE_VERSION = r"^v[0-9]+\.[0-9]+(\.[0-9]+)?$"
-TALOS_VERSION = r"^v[0-9]+\.[0-9]+\.[0-9]+$"
 SEMVER_TAG = r"^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$"
-SCHEMATIC_ID = r"^[0-9a-f]{64}$"
-DURATION = r"^[0-9]+[smh]$"
-PERCENT_OR_INT = r"^[0-9]+%?$"
-PVE_TAG = r"^[a-z0-9_][a-z0-9_\-+.]*$"
+"""capi-operator's preflight parses a provider's spec.version as semver and refuses it otherwise."""
 LITERAL_IP_CHARS = r"^[0-9A-Fa-f:.]+$"
 # Flux source-controller's own `interval` pattern (HelmRepository, OCIRepository).
 FLUX_INTERVAL = r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import types
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -20,6 +20,8 @@ __all__ = ["spec_reference"]
 
 def _type_name(annotation: Any) -> str:
     origin = get_origin(annotation)
+    if origin is Annotated:
+        return _type_name(get_args(annotation)[0])
     if origin is Literal:
         return " \\| ".join(str(a) for a in get_args(annotation))
     if origin in (Union, types.UnionType):

@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "DEFAULT_KUBERNETES_MINOR",
     "DEFAULT_TALOS_VERSION",
+    "KONNECTIVITY_VERSIONS",
     "KUBERNETES_PATCHES",
     "TALOS_KUBERNETES_WINDOW",
     "minor_of",
@@ -20,6 +21,12 @@ KUBERNETES_PATCHES: dict[str, str] = {
     "v1.34": "v1.34.4",
     "v1.35": "v1.35.6",
     "v1.36": "v1.36.1",
+}
+
+# Kubernetes minor -> konnectivity proxy tag, only where Kamaji's derivation (v0.<minor>.0) names a tag
+# that was never published. v1.35: proxy-server:v0.35.0 does not exist (Cozystack files/konnectivity-versions.yaml).
+KONNECTIVITY_VERSIONS: dict[str, str] = {
+    "v1.35": "v0.34.0",
 }
 
 # Talos minor -> (oldest, newest) Kubernetes minor it supports, inclusive.

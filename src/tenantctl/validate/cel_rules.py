@@ -33,7 +33,9 @@ _REASONS = {
     "FieldValueDuplicate": "Duplicate value",
 }
 _TRANSITION_VARIABLE = "oldSelf"
-_RULE_VARIABLES = frozenset({"self", _TRANSITION_VARIABLE}) | NAMESPACES
+# CEL's type denotations (`type(self) == string` on an int-or-string) read as identifiers to cel-rust.
+_TYPE_NAMES = frozenset({"bool", "int", "uint", "double", "string", "bytes", "list", "map", "null_type", "type"})
+_RULE_VARIABLES = frozenset({"self", _TRANSITION_VARIABLE}) | NAMESPACES | _TYPE_NAMES
 # Comprehension macros bind a variable (two for the two-variable forms); cel reports them as variables.
 _MACRO_BINDINGS = re.compile(
     r"\.(?:all|exists|exists_one|existsOne|map|filter|transformList|transformMap|transformMapEntry)"
@@ -66,11 +68,12 @@ class CompiledRule:
     transition: bool
     numeric_double: bool
 
-    def check(self, value: Any) -> RuleFailure | None:
-        """None when the rule holds for `value` (``self``); otherwise what to report."""
+    def check(self, value: Any, old: Any = None) -> RuleFailure | None:
+        """None when the rule holds for `value` (``self``, and ``oldSelf`` = `old` for a transition rule)."""
         bound = float(value) if self.numeric_double and type(value) is int else value
+        old_bound = float(old) if self.numeric_double and type(old) is int else old
         try:
-            result = _execute(self.program, bound)
+            result = _execute(self.program, bound, old_bound if self.transition else None)
         except Exception as exc:  # every CEL runtime error is a failed rule, as in the apiserver
             problem = f"rule `{self.rule}` could not be evaluated: {_error_text(exc)}"
             return RuleFailure(
@@ -162,9 +165,11 @@ def _context() -> cel.Context:
     return context
 
 
-def _execute(program: cel.Program, value: Any) -> Any:
+def _execute(program: cel.Program, value: Any, old: Any = None) -> Any:
     context = _context()
     context.add_variable("self", value)
+    if old is not None:
+        context.add_variable(_TRANSITION_VARIABLE, old)
     return program.execute(context)
 
 

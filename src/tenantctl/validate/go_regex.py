@@ -44,6 +44,7 @@ def translate_go_regex(pattern: str) -> str:
     # Scoped-flag groups opened at each nesting level (index 0 is the top level): a mid-pattern
     # ``(?i)`` becomes ``(?i:`` closed at the end of its group and reopened after each ``|``.
     scoped: list[list[str]] = [[]]
+    multiline = any("m" in flags for flags in _INLINE_FLAGS.findall(pattern))
     i = 0
     while i < len(pattern):
         char = pattern[i]
@@ -73,6 +74,10 @@ def translate_go_regex(pattern: str) -> str:
                 out.append(f"(?{letters}:")
                 scoped[-1].append(letters)
             i = flags.end()
+            continue
+        if char == "$" and not multiline:
+            out.append("\\Z")  # RE2's `$` is the end of text; Python's also matches before a final newline
+            i += 1
             continue
         if char == "(":
             scoped.append([])

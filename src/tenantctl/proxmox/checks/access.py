@@ -2,36 +2,26 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
+from tenantctl.credentials.url import UrlFault, url_problems
 from tenantctl.proxmox.checks._context import FAIL, PASS, WARN, Context
-from tenantctl.proxmox.client import API_SUFFIX
 from tenantctl.proxmox.report import Row
+from tenantctl.render.images import CATALOGUE
 
 # ------------------------------------------------------------------ offline: URL and TLS
 
 
 def check_url(ctx: Context) -> list[Row]:
+    """The credentials room's URL rules; plain http is only a warning when the spec accepts insecure."""
     url = ctx.target.url
-    parts = urlsplit(url)
-    path = parts.path.rstrip("/")
     rows: list[Row] = []
-    if path.endswith(API_SUFFIX):
-        rows.append(Row("url", url, FAIL, f"the URL ends in {API_SUFFIX}",
-                        f"drop {API_SUFFIX}: capmox appends it itself, so every call goes to "
-                        f"{API_SUFFIX}{API_SUFFIX}/… and answers 501; use {parts.scheme}://{parts.netloc}"))
-    elif path:
-        rows.append(Row("url", url, FAIL, f"the URL has a path ({parts.path!r})",
-                        f"give only scheme, host and port, e.g. https://{parts.netloc}"))
-    if parts.scheme == "http" and not ctx.target.insecure:
-        rows.append(Row("url", url, FAIL, "plain http while spec.proxmox.insecure is false",
-                        f"use https://{parts.netloc} (Proxmox serves only HTTPS on 8006); "
-                        "set insecure: true only for a stand with a self-signed certificate"))
-    elif parts.scheme == "http":
-        rows.append(Row("url", url, WARN, "plain http (spec.proxmox.insecure is true)",
-                        "the token crosses the network unencrypted; prefer https"))
-    elif parts.scheme != "https":
-        rows.append(Row("url", url, FAIL, f"scheme {parts.scheme or '(none)'!r}", "use https://host:8006"))
+    for found in url_problems(url):
+        if found.fault is UrlFault.PLAIN_HTTP and ctx.target.insecure:
+            rows.append(Row("url", url, WARN, f"{found.seen} (spec.proxmox.insecure is true)", found.fix))
+        elif found.fault is UrlFault.PLAIN_HTTP:
+            rows.append(Row("url", url, FAIL, f"{found.seen} while spec.proxmox.insecure is false",
+                            f"{found.fix}; set insecure: true only for a stand with a self-signed certificate"))
+        else:
+            rows.append(Row("url", url, FAIL, found.seen, found.fix))
     return rows or [Row("url", url, PASS, "https, no path: capmox can append /api2/json itself")]
 
 
@@ -65,8 +55,8 @@ def check_version(ctx: Context) -> list[Row]:
     major = ctx.inv.pve_major
     if major >= 9:
         return [Row("version", f"PVE {version}", WARN, "PVE 9 replaced HA groups with HA rules",
-                    "the CCM image v0.15.0 logs 'error get ha-groups 500' every five minutes; node "
-                    "initialisation is unaffected")]
+                    f"the CCM image {CATALOGUE['proxmox-ccm'].tag} logs 'error get ha-groups 500' every five "
+                    "minutes; node initialisation is unaffected")]
     if major < 8:
         return [Row("version", f"PVE {version}", WARN, "older than PVE 8",
                     "untested: SDN.Use and the privilege names in the tables assume PVE 8 or later")]

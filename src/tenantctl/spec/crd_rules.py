@@ -1,0 +1,374 @@
+"""The intra-object rules of `spec.checks`, as CEL the API server runs at `kubectl apply`.
+
+Keys name where a rule is attached: a model (`ProxmoxPoolSpec`, `self` is that object), a field
+(`Model.fieldAlias`, `self` is the field's value), a list's items (`ITEM_RULES`, `self` is one item), a
+kind's root (`ROOT_RULES`, `self` is the whole object, the only place `metadata.name` is visible). The
+generator refuses a key that names nothing, so a renamed field cannot silently drop its rule.
+
+Messages say what `validate` says, naming the fields; `fieldPath` points at the field a rule is about.
+Every string and list these rules read has a maxLength/maxItems in the models: the API server
+estimates a rule's cost from those bounds and refuses a CRD whose rules could exceed its budget.
+Tables (versions, resource ceilings, name limits) are read from the modules that own them.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tenantctl.spec import syntax
+from tenantctl.spec.names import LABEL_MAX, MACHINE_SUFFIX_LEN
+from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
+
+__all__ = ["FIELD_RULES", "IMMUTABLE", "ITEM_RULES", "MODEL_RULES", "RESOURCE_CEILINGS", "ROOT_RULES"]
+
+Rule = dict[str, str]
+
+# The largest VM either substrate can be asked for, as quantities (spec.checks holds the same ceilings).
+RESOURCE_CEILINGS = {"cpu": ("1024", "1024 cores"), "memory": ("16Ti", "16Ti")}
+
+IMMUTABLE: dict[str, str] = {
+    "TenantClusterSpec.substrate": "workers cannot move between Proxmox and KubeVirt; create a new cluster",
+    "TenantClusterSpec.network": (
+        "the pod and service networks and the cluster domain are baked into every node, Service and "
+        "certificate of a live cluster"
+    ),
+    "NodePoolSpec.cluster": "a pool's machines have joined their cluster; create a pool in the other cluster",
+}
+"""Fields a live object cannot change (a transition rule `self == oldSelf`), and why."""
+
+
+def _cel(value: object) -> str:
+    """A CEL literal of a JSON-able value (CEL's map, list and string literals read as JSON does)."""
+    return json.dumps(value, sort_keys=True)
+
+
+def _q(text: str) -> str:
+    """`'<expr>'` quoted for a message: CEL string concatenation around an expression."""
+    return f"\"'\" + {text} + \"'\""
+
+
+def _minor_number(minor: str) -> int:
+    major, number = minor_key(minor)
+    return major * 1000 + number
+
+
+_KUBE_MINORS = _cel({m: _minor_number(m) for m in KUBERNETES_PATCHES})
+_TALOS_WINDOWS = _cel({t: [_minor_number(lo), _minor_number(hi)] for t, (lo, hi) in TALOS_KUBERNETES_WINDOW.items()})
+_TALOS_SHOWN = _cel({t: f"{lo}…{hi}" for t, (lo, hi) in TALOS_KUBERNETES_WINDOW.items()})
+_KUBE_MINOR = f"self.version.find('{syntax.MINOR_PREFIX}')"
+_TALOS_MINOR = f"self.talos.version.find('{syntax.MINOR_PREFIX}')"
+_ON_PROXMOX = "self.substrate != 'proxmox' || !has(self.proxmox) || "
+
+
+def _proxmox_needs(field: str, present: str, why: str) -> Rule:
+    return {
+        "rule": _ON_PROXMOX + present,
+        "message": f"spec.proxmox.{field}: {why}",
+        "fieldPath": f".proxmox.{field}",
+        "reason": "FieldValueRequired",
+    }
+
+
+def _quantity(field: str) -> Rule:
+    ceiling, shown = RESOURCE_CEILINGS[field]
+    limit = f"quantity('{ceiling}')"
+    return {
+        "rule": (
+            f"type(self) == string ? (isQuantity(self) && quantity(self).isGreaterThan(quantity('0')) && "
+            f"!quantity(self).isGreaterThan({limit})) : (int(self) > 0 && "
+            f"!quantity(string(self)).isGreaterThan({limit}))"
+        ),
+        "messageExpression": (
+            f"type(self) == string && !isQuantity(self) ? {_q('self')} + ' is not a Kubernetes quantity "
+            f"(e.g. 1500m, 2, 8G, 8Gi)' : {_q('string(self)')} + ' must be positive and at most {shown} "
+            f"(spec.resources.{field})'"
+        ),
+    }
+
+
+def _immutable(key: str) -> Rule:
+    field = key.split(".", 1)[1]
+    return {"rule": "self == oldSelf", "message": f"{field} is immutable: {IMMUTABLE[key]}"}
+
+
+_IPV4 = "isIP({0}) && ip({0}).family() == 4"
+_SUBNET = "cidr(self.gateway + '/' + string(self.prefix))"
+
+
+def _entry_parses(e: str) -> str:
+    """An `addresses` entry `e` is an IPv4 address, an IPv4 CIDR or an `a-b` range of them."""
+    return (
+        f"({e}.contains('-') ? (size({e}.split('-')) == 2 && {e}.split('-').all(p, {_IPV4.format('p.trim()')}))"
+        f" : {e}.contains('/') ? (isCIDR({e}) && cidr({e}).ip().family() == 4) : ({_IPV4.format(e)}))"
+    )
+
+
+def _entry_in_subnet(e: str) -> str:
+    return (
+        f"({e}.contains('-') ? {e}.split('-').all(p, {_SUBNET}.containsIP(p.trim()))"
+        f" : {e}.contains('/') ? {_SUBNET}.containsCIDR(cidr({e}).masked()) : {_SUBNET}.containsIP({e}))"
+    )
+
+
+ROOT_RULES: dict[str, tuple[Rule, ...]] = {
+    "TenantCluster": (
+        {
+            "rule": f"size(self.metadata.name) <= {LABEL_MAX} && self.metadata.name.matches('{syntax.DNS_LABEL}')",
+            "messageExpression": (
+                f"'metadata.name ' + {_q('self.metadata.name')} + ' must be a DNS label (lower-case a-z, 0-9, "
+                f"\\'-\\'; ≤{LABEL_MAX})'"
+            ),
+            "fieldPath": ".metadata.name",
+        },
+    ),
+    "NodePool": (
+        {
+            "rule": f"size(self.metadata.name) <= {LABEL_MAX} && self.metadata.name.matches('{syntax.DNS_LABEL}')",
+            "messageExpression": (
+                f"'metadata.name ' + {_q('self.metadata.name')} + ' must be a DNS label (lower-case a-z, 0-9, "
+                f"\\'-\\'; ≤{LABEL_MAX})'"
+            ),
+            "fieldPath": ".metadata.name",
+        },
+        {
+            "rule": f"size(self.spec.cluster) + 1 + size(self.metadata.name) + {MACHINE_SUFFIX_LEN} <= {LABEL_MAX}",
+            "messageExpression": (
+                f"'cluster ' + {_q('self.spec.cluster')} + ' + pool ' + {_q('self.metadata.name')} + ' give "
+                f"Machine names of ' + string(size(self.spec.cluster) + 1 + size(self.metadata.name) + "
+                f"{MACHINE_SUFFIX_LEN}) + ' characters (<cluster>-<pool>-xxxxx-xxxxx), over the {LABEL_MAX}-"
+                "character label limit (metadata.name, spec.cluster)'"
+            ),
+            "fieldPath": ".metadata.name",
+        },
+    ),
+}
+
+MODEL_RULES: dict[str, tuple[Rule, ...]] = {
+    "TenantClusterSpec": (
+        {
+            "rule": "self.substrate != 'proxmox' || has(self.proxmox)",
+            "message": (
+                "spec.proxmox: required on substrate proxmox "
+                "(credentialsSecretName, allowedNodes, dnsServers, ipv4Config)"
+            ),
+            "fieldPath": ".proxmox",
+            "reason": "FieldValueRequired",
+        },
+        {
+            "rule": "self.substrate != 'proxmox' || !has(self.osImage)",
+            "message": (
+                "spec.osImage is refused on substrate proxmox: the worker disk comes from the Proxmox template; "
+                "spec.talos.version and spec.talos.schematicID are what set the installer image there"
+            ),
+            "fieldPath": ".osImage",
+            "reason": "FieldValueForbidden",
+        },
+        _proxmox_needs("credentialsSecretName", "has(self.proxmox.credentialsSecretName)",
+                       "required on substrate proxmox (capmox)"),
+        _proxmox_needs("allowedNodes", "size(self.proxmox.allowedNodes) > 0",
+                       "required on substrate proxmox: at least one Proxmox node"),
+        _proxmox_needs("dnsServers", "size(self.proxmox.dnsServers) > 0",
+                       "required on substrate proxmox: a Proxmox worker cannot reach the management cluster's DNS"),
+        _proxmox_needs("ipv4Config", "has(self.proxmox.ipv4Config)",
+                       "required on substrate proxmox: capmox has no DHCP mode"),
+        _proxmox_needs("ccm.credentialsSecretName", "has(self.proxmox.ccm.credentialsSecretName)",
+                       "required on substrate proxmox: without the cloud-controller-manager every node keeps "
+                       "the uninitialized taint and nothing schedules"),
+        _proxmox_needs("csi.credentialsSecretName",
+                       "!self.proxmox.csi.enabled || has(self.proxmox.csi.credentialsSecretName)",
+                       "required while spec.proxmox.csi.enabled is true (set enabled: false to run without "
+                       "storage)"),
+        {
+            "rule": f"{_KUBE_MINOR} == '' || {_KUBE_MINOR} in {_KUBE_MINORS}",
+            "messageExpression": (
+                f"'spec.version: unknown Kubernetes minor ' + {_q(_KUBE_MINOR)} + "
+                f"' (known: {', '.join(KUBERNETES_PATCHES)})'"
+            ),
+            "fieldPath": ".version",
+        },
+        {
+            "rule": f"{_TALOS_MINOR} == '' || {_TALOS_MINOR} in {_TALOS_WINDOWS}",
+            "messageExpression": (
+                f"'spec.talos.version: unknown Talos minor ' + {_q(_TALOS_MINOR)} + "
+                f"' (known: {', '.join(TALOS_KUBERNETES_WINDOW)})'"
+            ),
+            "fieldPath": ".talos.version",
+        },
+        {
+            "rule": (
+                f"!({_KUBE_MINOR} in {_KUBE_MINORS}) || !({_TALOS_MINOR} in {_TALOS_WINDOWS}) || "
+                f"({_KUBE_MINORS}[{_KUBE_MINOR}] >= {_TALOS_WINDOWS}[{_TALOS_MINOR}][0] && "
+                f"{_KUBE_MINORS}[{_KUBE_MINOR}] <= {_TALOS_WINDOWS}[{_TALOS_MINOR}][1])"
+            ),
+            "messageExpression": (
+                f"'spec.version: Kubernetes ' + {_KUBE_MINOR} + ' is outside the support window of Talos ' + "
+                f"{_TALOS_MINOR} + ' (' + {_TALOS_SHOWN}[{_TALOS_MINOR}] + '; spec.talos.version is ' + "
+                f"{_q('self.talos.version')} + ')'"
+            ),
+            "fieldPath": ".version",
+        },
+    ),
+    "NetworkSpec": (
+        {
+            "rule": (
+                "!isCIDR(self.podCIDR) || !isCIDR(self.serviceCIDR) || "
+                "cidr(self.podCIDR).ip().family() != cidr(self.serviceCIDR).ip().family() || "
+                "!(cidr(self.podCIDR).containsCIDR(cidr(self.serviceCIDR).masked()) || "
+                "cidr(self.serviceCIDR).containsCIDR(cidr(self.podCIDR).masked()))"
+            ),
+            "messageExpression": (
+                "'spec.network: podCIDR ' + self.podCIDR + ' and serviceCIDR ' + self.serviceCIDR + ' overlap'"
+            ),
+        },
+    ),
+    "IPv4ConfigSpec": (
+        {
+            "rule": (
+                "self.prefix < 0 || self.prefix > 32 || !(" + _IPV4.format("self.gateway") + ") || "
+                f"self.addresses.all(e, !{_entry_parses('e')} || {_entry_in_subnet('e')})"
+            ),
+            "messageExpression": (
+                "'gateway ' + self.gateway + ' is outside the /' + string(self.prefix) + ' of addresses ' + "
+                f"self.addresses.filter(e, {_entry_parses('e')} && !{_entry_in_subnet('e')}).join(', ') + "
+                "' (spec.proxmox.ipv4Config.gateway, .prefix, .addresses)'"
+            ),
+            "fieldPath": ".gateway",
+        },
+    ),
+    "CSISpec": (
+        {
+            "rule": "self.storageClasses.filter(c, c.default).size() <= 1",
+            "messageExpression": (
+                "'spec.proxmox.csi.storageClasses: more than one default StorageClass: ' + "
+                "self.storageClasses.filter(c, c.default).map(c, c.name).join(', ')"
+            ),
+            "fieldPath": ".storageClasses",
+        },
+    ),
+    "NodePoolSpec": (
+        {
+            "rule": "!has(self.replicas) || (!has(self.minReplicas) && !has(self.maxReplicas))",
+            "messageExpression": (
+                "'spec.replicas (' + string(self.replicas) + ') and spec.minReplicas/maxReplicas are exclusive: "
+                "an autoscaled pool leaves replicas to the autoscaler'"
+            ),
+            "fieldPath": ".replicas",
+        },
+        {
+            "rule": "!has(self.minReplicas) || has(self.maxReplicas)",
+            "message": "spec.maxReplicas: an autoscaled pool needs both minReplicas and maxReplicas",
+            "fieldPath": ".maxReplicas",
+            "reason": "FieldValueRequired",
+        },
+        {
+            "rule": "!has(self.maxReplicas) || has(self.minReplicas)",
+            "message": "spec.minReplicas: an autoscaled pool needs both minReplicas and maxReplicas",
+            "fieldPath": ".minReplicas",
+            "reason": "FieldValueRequired",
+        },
+        {
+            "rule": "!has(self.minReplicas) || !has(self.maxReplicas) || self.minReplicas <= self.maxReplicas",
+            "messageExpression": (
+                "'minReplicas (' + string(self.minReplicas) + ') is greater than maxReplicas (' + "
+                "string(self.maxReplicas) + ')'"
+            ),
+            "fieldPath": ".minReplicas",
+        },
+    ),
+    "ProxmoxPoolSpec": (
+        {
+            "rule": "has(self.templateTags) != has(self.templateID)",
+            "messageExpression": (
+                "has(self.templateTags) ? 'spec.proxmox.templateTags and spec.proxmox.templateID are exclusive; "
+                "give one' : 'spec.proxmox: give exactly one of templateTags or templateID to select the Talos "
+                "template'"
+            ),
+            "fieldPath": ".templateTags",
+        },
+        *(
+            {
+                "rule": f"self.full || !has(self.{field})",
+                "messageExpression": (
+                    f"'{field} ' + {_q(f'self.{field}')} + ' needs full: true; with full: false (a linked clone) "
+                    "the disk lives on the template\\'s storage in the template\\'s format "
+                    f"(spec.proxmox.{field}, spec.proxmox.full)'"
+                ),
+                "fieldPath": f".{field}",
+                "reason": "FieldValueForbidden",
+            }
+            for field in ("storage", "format")
+        ),
+    ),
+    "RollingUpdateSpec": (
+        {
+            "rule": "self.maxSurge > 0 || self.maxUnavailable > 0",
+            "message": (
+                "spec.rollingUpdate: maxSurge and maxUnavailable cannot both be 0: a rollout could never make "
+                "progress"
+            ),
+        },
+    ),
+}
+
+def _duration_at_least(floor: str, why: str) -> Rule:
+    """Positive (or at least `floor`); a value the pattern refuses is left to the pattern's message."""
+    bound = f"duration(self) >= duration('{floor}')" if floor else "duration(self) > duration('0s')"
+    shown = f"is under {floor}" if floor else "must be a positive duration"
+    return {
+        "rule": f"!self.matches('{syntax.GO_DURATION}') || {bound}",
+        "messageExpression": f"{_q('self')} + ' {shown}, {why}'",
+    }
+
+
+_NOT_EMPTY: tuple[Rule, ...] = ({"rule": "self.trim() != ''", "message": "must not be empty"},)
+_NETWORK_CIDR: tuple[Rule, ...] = (
+    {
+        "rule": "isCIDR(self) && cidr(self) == cidr(self).masked()",
+        "messageExpression": _q("self") + " + ' is not a network CIDR (an address, prefix length; no host bits)'",
+    },
+)
+
+FIELD_RULES: dict[str, tuple[Rule, ...]] = {
+    **{key: (_immutable(key),) for key in IMMUTABLE},
+    "NetworkSpec.podCIDR": _NETWORK_CIDR,
+    "NetworkSpec.serviceCIDR": (
+        *_NETWORK_CIDR,
+        {
+            "rule": (
+                "!isCIDR(self) || cidr(self).prefixLength() <= (cidr(self).ip().family() == 4 ? 28 : 124)"
+            ),
+            "messageExpression": _q("self") + " + ' is too small: the cluster DNS takes its 10th address'",
+        },
+    ),
+    "IPv4ConfigSpec.gateway": (
+        {"rule": _IPV4.format("self"), "messageExpression": _q("self") + " + ' is not an IPv4 address'"},
+    ),
+    "ResourcesSpec.cpu": (_quantity("cpu"),),
+    "ResourcesSpec.memory": (_quantity("memory"),),
+    "HealthCheckSpec.nodeStartupTimeout": (
+        _duration_at_least("30s", "which the Cluster API MachineHealthCheck webhook refuses"),
+    ),
+    "HealthCheckSpec.readyUnknownTimeout": (_duration_at_least("", "a zero timeout remediates every new worker"),),
+    "HealthCheckSpec.readyFalseTimeout": (_duration_at_least("", "a zero timeout remediates every new worker"),),
+    "HealthCheckSpec.maxUnhealthy": (
+        {
+            "rule": "type(self) == int || !self.matches('^[0-9]+%$') || int(self.replace('%', '')) <= 100",
+            "messageExpression": _q("string(self)") + " + ' is more than 100%'",
+        },
+    ),
+    "ProxmoxPoolSpec.sourceNode": _NOT_EMPTY,
+    "ProxmoxPoolSpec.pool": _NOT_EMPTY,
+    "ProxmoxNetworkSpec.bridge": _NOT_EMPTY,
+}
+
+ITEM_RULES: dict[str, tuple[Rule, ...]] = {
+    "ProxmoxClusterSpec.dnsServers": (
+        {"rule": "isIP(self)", "messageExpression": _q("self") + " + ' is not a literal IPv4 or IPv6 address'"},
+    ),
+    "IPv4ConfigSpec.addresses": (
+        {
+            "rule": _entry_parses("self"),
+            "messageExpression": _q("self") + " + ' is not an IPv4 address, CIDR or a-b range'",
+        },
+    ),
+}
