@@ -191,8 +191,10 @@ def _defaults_below(node: dict[str, Any], model: Any, path: str) -> list[tuple[s
         child = node["properties"][key]
         found.append((f"{path}.{key}", child.get("default"), defaults.get(key)))
         inner = model_in(info.annotation)
+        target = child
+        while "properties" not in target and ("items" in target or "additionalProperties" in target):
+            target = target.get("items") or target["additionalProperties"]  # a list or map of the model
         if inner is not None:
-            target = child["items"] if child.get("type") == "array" else child
             found += _defaults_below(target, inner, f"{path}.{key}")
     return found
 
