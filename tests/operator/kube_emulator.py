@@ -1,9 +1,10 @@
 """kmock's Kubernetes emulator with the semantics the operator depends on, kept in one place.
 
 Added to the stock emulator: server-side apply (create or replace the applied fields; a no-op apply
-changes nothing), label-selector lists, generation/resourceVersion bookkeeping, CABPT's
-`TalosConfigTemplate.Spec is immutable` webhook, the PVC-protection / PV-release controllers a
-teardown waits on, and injected faults (an HTTP status or silence) for chosen requests.
+changes nothing; on objects another controller owns, only the applied leaves), label-selector
+lists, generation/resourceVersion bookkeeping, CABPT's `TalosConfigTemplate.Spec is immutable` webhook,
+the PVC-protection / PV-release controllers a teardown waits on, and injected faults (an HTTP
+status or silence) for chosen requests.
 """
 
 from __future__ import annotations
@@ -96,6 +97,19 @@ def _now() -> str:
     return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _deep_merged(current: Mapping[str, Any], applied: Mapping[str, Any]) -> dict[str, Any]:
+    """Mappings merged key by key, anything else (lists included) replaced; server fields kept."""
+    out = copy.deepcopy(dict(current))
+    for key, value in applied.items():
+        if key in ("status",) or (key == "metadata" and not isinstance(value, Mapping)):
+            continue
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _deep_merged(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
 def _matches_selector(labels: Mapping[str, str], expr: str) -> bool:
     for term in filter(None, expr.split(",")):
         if "!=" in term:
@@ -123,6 +137,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
     freed_disks: list[str] = attrs.field(factory=list, init=False)
     csi_running: bool = True
     pv_release_delay: float = 3.0
+    shared_plurals: frozenset[str] = frozenset({"tenantcontrolplanes"})
+    """Objects another controller owns: an apply sets the applied leaves and keeps every other field
+    (server-side apply with a second field manager); lists are atomic, as in their CRDs."""
     served: int = attrs.field(default=0, init=False)
     write_requests: list[tuple[str, str, str | None, str | None]] = attrs.field(factory=list, init=False)
     """Every create/patch/delete a client sent, whether or not it changed anything."""
@@ -311,7 +328,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 self._store(*key, body)
                 event, verb, status = "ADDED", "apply-create", 201
             else:
-                body = self._merged(current, applied)
+                if request.resource.plural in self.shared_plurals:
+                    body = _deep_merged(current, applied)
+                else:
+                    body = self._merged(current, applied)
                 if request.resource.plural == "talosconfigtemplates" and body.get("spec") != current.get("spec"):
                     raise kmock.KubernetesError(
                         status=422,

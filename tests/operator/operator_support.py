@@ -6,7 +6,9 @@ import asyncio
 import base64
 import contextlib
 import copy
+import functools
 from collections.abc import AsyncIterator, Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import kopf
@@ -16,7 +18,7 @@ from kube_emulator import KubeEmulator, declare
 from tenantctl.operator.handlers import OperatorContext, build_registry
 from tenantctl.operator.kube import Connection, RetryPolicy
 from tenantctl.operator.settings import OperatorSettings
-from tenantctl.render import Names
+from tenantctl.render import Names, render_cluster
 from tenantctl.spec import parse_tenant_documents
 
 MANAGEMENT_KINDS: list[tuple[str, str, bool, tuple[str, ...]]] = [
@@ -36,6 +38,9 @@ MANAGEMENT_KINDS: list[tuple[str, str, bool, tuple[str, ...]]] = [
     ("helm.toolkit.fluxcd.io/v2/helmreleases", "HelmRelease", True, ()),
 ]
 DATA_VOLUMES = ("cdi.kubevirt.io/v1beta1/datavolumes", "DataVolume", True, ())
+TCP = "kamaji.clastix.io/v1alpha1/tenantcontrolplanes"
+TENANT_CONTROL_PLANES = (TCP, "TenantControlPlane", True, ())
+TCP_CRD = "tenantcontrolplanes.kamaji.clastix.io"
 
 DEBUG: list[Any] = []
 CAPMOX_TOKEN_SECRET = "0d7c3f7e-capmox-token-secret"
@@ -122,6 +127,56 @@ def seed_control_plane(
 
 def management(mgmt: KubeEmulator, *, cdi: bool = False) -> None:
     declare(mgmt, MANAGEMENT_KINDS + ([DATA_VOLUMES] if cdi else []))
+
+
+@functools.cache
+def _kamaji_crd(path: Path) -> dict[str, Any]:
+    """The real TenantControlPlane CRD, read once, without descriptions (a fifth of the size per GET)."""
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k != "description"}
+        return [strip(v) for v in node] if isinstance(node, list) else node
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return dict(strip(yaml.load(path.read_text(), Loader=loader)))
+
+
+def kamaji(mgmt: KubeEmulator, crds: Path, *, additional_ports: bool = True) -> None:
+    """Serve TenantControlPlanes with the real Kamaji CRD from `crds`, or one from before the field existed."""
+    declare(mgmt, [TENANT_CONTROL_PLANES])
+    crd = copy.deepcopy(_kamaji_crd(crds / "kamaji-26.3.6-edge" / f"kamaji.clastix.io_{TCP_CRD.split('.')[0]}.yaml"))
+    if not additional_ports:
+        for version in crd["spec"]["versions"]:
+            control_plane = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["controlPlane"]
+            del control_plane["properties"]["service"]["properties"]["additionalPorts"]
+    mgmt.put("apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+
+
+def provider_tenant_control_plane(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The TenantControlPlane as control-plane provider v0.19.0 creates it from the KamajiControlPlane."""
+    cluster = parse_tenant_documents(docs).clusters[0]
+    kcp = next(o for o in render_cluster(cluster, parse_tenant_documents(docs).pools_of(cluster), None)
+               if o["kind"] == "KamajiControlPlane")
+    spec = kcp["spec"]
+    deployment = spec["deployment"]
+    return {
+        "apiVersion": "kamaji.clastix.io/v1alpha1",
+        "kind": "TenantControlPlane",
+        "metadata": {"name": kcp["metadata"]["name"], "namespace": kcp["metadata"]["namespace"],
+                     "labels": {"cluster.x-k8s.io/cluster-name": cluster.metadata.name}},
+        "spec": {
+            "dataStore": spec["dataStoreName"],
+            "controlPlane": {
+                "deployment": {"replicas": spec["replicas"], "additionalContainers": deployment["extraContainers"],
+                               "additionalVolumes": deployment["extraVolumes"]},
+                "service": {"serviceType": spec["network"]["serviceType"]},
+            },
+            "kubernetes": {"version": spec["version"], "kubelet": spec["kubelet"]},
+            "networkProfile": {"certSANs": spec["network"]["certSANs"], "port": 6443},
+            "addons": {"konnectivity": {"server": {"port": 8132}}},
+        },
+    }
 
 
 @contextlib.asynccontextmanager

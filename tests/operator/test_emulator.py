@@ -105,3 +105,25 @@ async def test_a_claim_in_use_goes_once_its_pod_does_and_then_its_disk_is_freed(
     await asyncio.wait_for(tenant.settle(), 2)
     assert tenant.freed_disks == ["disk-1"]
     assert tenant.get("v1/persistentvolumes", None, "pv1") is None
+
+
+async def test_an_apply_on_an_object_another_controller_owns_sets_only_the_applied_leaves(mgmt: KubeEmulator) -> None:
+    declare(mgmt, [("kamaji.clastix.io/v1alpha1/tenantcontrolplanes", "TenantControlPlane", True, ())])
+    tcps = Resource("kamaji.clastix.io/v1alpha1", "TenantControlPlane", "tenantcontrolplanes", True)
+    mgmt.put("kamaji.clastix.io/v1alpha1/tenantcontrolplanes", {
+        "metadata": {"name": "t", "namespace": "ns"},
+        "spec": {"controlPlane": {"service": {"serviceType": "LoadBalancer", "additionalPorts": [{"name": "x"}]}},
+                 "kubernetes": {"version": "v1.33.0"}},
+    })
+    applied = {"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "TenantControlPlane",
+               "metadata": {"name": "t", "namespace": "ns"},
+               "spec": {"controlPlane": {"service": {"additionalPorts": [{"name": "y"}]}}}}
+    async with client(mgmt) as api:
+        await api.apply(tcps, applied)
+        await api.apply(tcps, applied)
+    live = mgmt.get("kamaji.clastix.io/v1alpha1/tenantcontrolplanes", "ns", "t")
+    assert live is not None
+    service = live["spec"]["controlPlane"]["service"]
+    assert service == {"serviceType": "LoadBalancer", "additionalPorts": [{"name": "y"}]}
+    assert live["spec"]["kubernetes"] == {"version": "v1.33.0"}
+    assert [e.verb for e in mgmt.writes()] == ["apply-update"], "the repeat is a no-op"

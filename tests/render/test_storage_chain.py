@@ -218,9 +218,10 @@ def test_proxmox_renders_no_kubevirt_controllers(proxmox_docs: Docs) -> None:
 
 def test_kubevirt_renders_kccm_and_kubevirt_csi_and_no_proxmox_controllers(kubevirt_docs: Docs) -> None:
     objects = kubevirt(kubevirt_docs)
-    assert names(objects, "Deployment") == ["demo-kccm", "demo-kcsi-controller"]
+    # The example's autoscaled pool adds the cluster-autoscaler (tests/render/test_autoscaler.py).
+    assert names(objects, "Deployment") == ["demo-kccm", "demo-kcsi-controller", "demo-cluster-autoscaler"]
     assert names(objects, "ConfigMap") == ["demo-cloud-config"]
-    assert names(objects, "Role") == ["demo-kccm", "demo-kcsi"]
+    assert names(objects, "Role") == ["demo-kccm", "demo-kcsi", "demo-cluster-autoscaler"]
     assert names(objects, "ClusterRole") == ["tenant-demo-demo-kcsi"]
     csi = named(objects, "Deployment", "demo-kcsi-controller")
     driver = args(csi, "csi-driver")

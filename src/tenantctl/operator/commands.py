@@ -94,7 +94,43 @@ def install(
     typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
 
 
+EXIT_API = 1
+
+
+@refusals_exit_2
+def kubeconfig(
+    name: Annotated[str, typer.Argument(help="The TenantCluster's name.")],
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="The TenantCluster's namespace.")],
+    management: Annotated[
+        Path | None, typer.Option("--kubeconfig", help="Kubeconfig of the management cluster.")
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="Kubeconfig context (default: current).")] = None,
+    external: Annotated[
+        bool, typer.Option("--external", help="Point it at the address spec.expose publishes.")
+    ] = False,
+) -> None:
+    """Print the tenant's admin kubeconfig (from the Secret Kamaji writes); --external for use from outside."""
+    import asyncio
+
+    import yaml
+
+    from tenantctl.operator.kube import APIError, KubeClient
+    from tenantctl.operator.kubeconfig import user_kubeconfig
+
+    async def fetch() -> dict[str, Any]:
+        async with KubeClient(_connection(management, context)) as api:
+            return await user_kubeconfig(api, namespace, name, external=external)
+
+    try:
+        config = asyncio.run(fetch())
+    except APIError as exc:
+        typer.echo(f"management cluster: {exc}", err=True)
+        raise typer.Exit(EXIT_API) from None
+    typer.echo(yaml.safe_dump(config, sort_keys=False), nl=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Attach `operator` and `install` to the root app."""
+    """Attach `operator`, `install` and `kubeconfig` to the root app."""
     app.command()(operator)
     app.command()(install)
+    app.command()(kubeconfig)

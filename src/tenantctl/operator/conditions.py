@@ -37,6 +37,8 @@ class ConditionType(StrEnum):
     """The bootstrap-token Secret and the Talos node RBAC are applied inside the tenant."""
     CREDENTIALS_READY = "CredentialsReady"
     """Proxmox only: capmox's Secret has its keys and `insecure` agrees with the spec."""
+    TALOS_API = "TalosAPI"
+    """trustd is published on the apiserver Service, so workers get a Talos API; Ready does not wait for it."""
 
 
 class Reason(StrEnum):
@@ -69,6 +71,12 @@ class Reason(StrEnum):
     """capmox v0.7.7 skips TLS verification when `insecure` is absent, whatever the spec says."""
     INSECURE_KEY_CONTRADICTS_SPEC = CredentialsFinding.INSECURE_CONTRADICTS_SPEC.value
     UNREADABLE_ROOT_CA_KEY = CredentialsFinding.UNREADABLE_ROOT_CA.value
+    TRUSTD_PUBLISHED = "TrustdPublished"
+    WAITING_FOR_TENANT_CONTROL_PLANE = "WaitingForTenantControlPlane"
+    """The control-plane provider has not created the TenantControlPlane the port goes on yet."""
+    KAMAJI_TOO_OLD = "KamajiTooOld"
+    """The installed TenantControlPlane CRD has no `additionalPorts`: Kamaji older than 26.3.2-edge."""
+    KAMAJI_MISSING = "KamajiMissing"
     TEARDOWN = "Teardown"
     LEFTOVER = "Leftover"
 

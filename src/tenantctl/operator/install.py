@@ -43,6 +43,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("cert-manager.io", ("issuers", "certificates"), _OWN),
     ("cluster.x-k8s.io", ("clusters", "machinedeployments", "machinehealthchecks"), _OWN),
     ("controlplane.cluster.x-k8s.io", ("kamajicontrolplanes",), _OWN),
+    # Only the trustd port is applied, on an object the provider creates: no create, no delete.
+    ("kamaji.clastix.io", ("tenantcontrolplanes",), ["get", "patch"]),
     ("infrastructure.cluster.x-k8s.io",
      ("proxmoxclusters", "proxmoxmachinetemplates", "kubevirtclusters", "kubevirtmachinetemplates"), _OWN),
     ("bootstrap.cluster.x-k8s.io", ("talosconfigtemplates",), ["get", "list", "watch", "create", "patch"]),
@@ -67,13 +69,26 @@ _SAMPLES: tuple[dict[str, Any], ...] = (
 )
 
 
+# An autoscaled pool of each substrate, so the cluster-autoscaler's Role is among the rendered ones.
+_SAMPLE_POOL: dict[str, Any] = {
+    "cluster": "p",
+    "minReplicas": 0,
+    "maxReplicas": 1,
+    "resources": {"cpu": 1, "memory": "2Gi"},
+    "proxmox": {"sourceNode": "pve", "templateID": 100},
+}
+
+
 def _delegated_rules() -> list[Rule]:
     """The rules the rendered Roles grant, from a render of each substrate (one source of truth)."""
     rules: list[Rule] = []
+    meta = {"name": "p", "namespace": "p"}
     for spec in _SAMPLES:
-        doc = {"apiVersion": API_VERSION, "kind": "TenantCluster", "metadata": {"name": "p", "namespace": "p"}}
-        cluster = parse_tenant_documents([{**doc, "spec": spec}]).clusters[0]
-        for obj in render_cluster(cluster, [], None):
+        cluster_doc = {"apiVersion": API_VERSION, "kind": "TenantCluster", "metadata": meta, "spec": spec}
+        pool_doc = {"apiVersion": API_VERSION, "kind": "NodePool", "metadata": meta, "spec": _SAMPLE_POOL}
+        tenant = parse_tenant_documents([cluster_doc, pool_doc])
+        cluster = tenant.clusters[0]
+        for obj in render_cluster(cluster, tenant.pools_of(cluster), None):
             if obj["kind"] in ("Role", "ClusterRole"):
                 rules += [{k: list(v) for k, v in rule.items()} for rule in obj.get("rules", [])]
     return rules

@@ -1,7 +1,7 @@
 """One reconcile pass of a TenantCluster, as a list of phases over a scope; status is built at the end.
 
 validate → Talos secrets → observe (endpoint, CAs) → render → apply + prune → capmox credentials
-→ tenant bootstrap.
+→ trustd port on the TenantControlPlane → tenant bootstrap.
 A refusal stops at validate and becomes `Ready=False/InvalidSpec`; it never raises, so nothing loops.
 """
 
@@ -18,6 +18,7 @@ from tenantctl.operator.events import Recorder
 from tenantctl.operator.kube import APIError, KubeClient
 from tenantctl.operator.observe import Observation, ensure_talos_secrets, observe
 from tenantctl.operator.settings import OperatorSettings
+from tenantctl.operator.talos_api import TalosAPIResult, publish_trustd
 from tenantctl.operator.tenant import BootstrapResult, bootstrap_tenant
 from tenantctl.problems import InvalidInput
 from tenantctl.render import Names, render_cluster
@@ -26,6 +27,7 @@ from tenantctl.spec import NodePool, TenantCluster, parse_tenant_documents
 __all__ = ["PassResult", "Scope", "reconcile", "status_patch"]
 
 Obj = dict[str, Any]
+_TALOS_API_WARNINGS = frozenset({Reason.KAMAJI_TOO_OLD, Reason.KAMAJI_MISSING})
 # Keys of `.status` the operator owns; anything else there (kopf's progress) is left alone.
 STATUS_KEYS = ("phase", "observedGeneration", "endpoint", "inventory", "conditions", "teardown")
 
@@ -47,6 +49,7 @@ class Scope:
     apply_error: tuple[Reason, str] | None = None
     bootstrap: BootstrapResult | None = None
     credentials: CredentialsCheck | None = None
+    talos_api: TalosAPIResult | None = None
 
     @property
     def generation(self) -> int | None:
@@ -98,6 +101,8 @@ async def reconcile(scope: Scope) -> PassResult:
         scope.apply_error = (Reason.API_ERROR, str(exc))
         return _result(scope)
     _tell_credentials(scope)
+    scope.talos_api = await publish_trustd(scope.api, scope.cluster)
+    _tell_talos_api(scope)
     observed = scope.observation.observed
     if observed is not None:
         scope.bootstrap = await bootstrap_tenant(scope.api, scope.cluster, observed, scope.settings)
@@ -130,6 +135,19 @@ def _tell_credentials(scope: Scope) -> None:
     previous = _condition(scope.current_status, ConditionType.CREDENTIALS_READY)
     if previous.get("reason") != check.reason or previous.get("message") != check.message:
         scope.recorder.warn(str(check.reason), check.message)
+
+
+def _tell_talos_api(scope: Scope) -> None:
+    """An applied port is an info Event; a Kamaji without the field a warning, once per change."""
+    result = scope.talos_api
+    if result is None:
+        return
+    if result.applied:
+        scope.recorder.info(str(Reason.TRUSTD_PUBLISHED), f"applied {result.message}")
+        return
+    previous = _condition(scope.current_status, ConditionType.TALOS_API)
+    if result.reason in _TALOS_API_WARNINGS and previous.get("reason") != result.reason:
+        scope.recorder.warn(str(result.reason), result.message)
 
 
 def _kept(scope: Scope) -> set[tuple[str, str]]:
@@ -205,6 +223,9 @@ def _result(scope: Scope) -> PassResult:
         )
         ready = endpoint_ok and boot_ok and (creds is None or creds.ok)
         conditions.insert(0, _ready(conditions, ready, gen))
+        if scope.talos_api is not None:
+            talos = scope.talos_api
+            conditions.append(condition(ConditionType.TALOS_API, talos.ok, talos.reason, talos.message, gen))
         status["phase"] = Phase.READY if ready else Phase.PROVISIONING
         requeue = not ready
     status["conditions"] = merge_conditions(scope.current_status.get("conditions") or [], conditions)

@@ -4,7 +4,8 @@
    (matched here from the pod list), then wait for their PVs — the CSI driver frees the disks while
    it still runs. A tenant that does not answer is a reported leftover, not a tenant without disks.
 2. Suspend and delete the tenant's HelmReleases; after a bounded wait, drop their finalizers.
-3. Delete the MachineDeployments, the control plane (bounded wait), the Cluster.
+3. Stop the cluster-autoscaler (it would scale the pools back up), then delete the MachineDeployments,
+   the control plane (bounded wait), the Cluster.
 4. KubeVirt DataVolumes (only if CDI serves them), LoadBalancer Services, the rest of the inventory.
 5. The handler returns and kopf removes the finalizer; the summary lists the leftovers.
 """
@@ -226,9 +227,27 @@ async def _helm_releases(scope: TeardownScope) -> tuple[StepOutcome, str]:
 # -- step 3 ------------------------------------------------------------------------------------------
 
 
+async def _stop_autoscaler(scope: TeardownScope) -> list[str]:
+    """Scaled to zero and its pods awaited (bounded) before it is deleted: a Background delete alone
+    leaves a running autoscaler to act on the MachineDeployments deleted next."""
+    api, names = scope.api, Names(scope.cluster)
+    deployments = await api.require("apps/v1", "Deployment")
+    if await api.get(deployments, names.autoscaler, names.namespace) is None:
+        return []
+    await api.merge_patch(deployments, names.autoscaler, names.namespace, {"spec": {"replicas": 0}})
+
+    async def stopped() -> bool:
+        live = await api.get(deployments, names.autoscaler, names.namespace)
+        return not ((live or {}).get("status") or {}).get("replicas")
+
+    await _wait_until(stopped, scope.settings.control_plane_timeout, scope.settings.poll_interval)
+    await api.delete(deployments, names.autoscaler, names.namespace)
+    return [f"Deployment/{names.autoscaler}"]
+
+
 async def _cluster_api(scope: TeardownScope) -> tuple[StepOutcome, str]:
     api, names = scope.api, Names(scope.cluster)
-    ns, done = names.namespace, []
+    ns, done = names.namespace, await _stop_autoscaler(scope)
     md = await api.resource("cluster.x-k8s.io/v1beta1", "MachineDeployment")
     if md is not None:
         for obj in await api.list(md, ns, cluster_labels(names.cluster)):

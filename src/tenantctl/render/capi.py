@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tenantctl.render.capacity import node_template_annotations
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, POOL_LABEL, Names, object_meta, object_ref
 from tenantctl.render.node_placement import capi_synced_labels
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, TenantCluster
+from tenantctl.spec.autoscaling import DEFAULT_MAX_NODE_PROVISION_TIME
 from tenantctl.spec.durations import format_seconds, parse_go_duration
 
 __all__ = [
     "AUTOSCALER_MAX",
     "AUTOSCALER_MIN",
     "CAPI_API",
+    "MAX_NODE_PROVISION_TIME",
     "render_capi_cluster",
     "render_machine_deployment",
     "render_machine_health_check",
@@ -23,6 +26,7 @@ __all__ = [
 CAPI_API = "cluster.x-k8s.io/v1beta1"
 AUTOSCALER_MIN = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"
 AUTOSCALER_MAX = "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"
+MAX_NODE_PROVISION_TIME = "cluster.x-k8s.io/autoscaling-options-maxnodeprovisiontime"
 
 
 def render_capi_cluster(
@@ -52,14 +56,12 @@ def _pool_selector(cluster: TenantCluster, pool: NodePool) -> dict[str, str]:
 def render_machine_deployment(
     cluster: TenantCluster, pool: NodePool, machine_template: Mapping[str, Any], bootstrap_api: str
 ) -> dict[str, Any]:
-    """Workers of one pool; autoscaled pools carry min/max annotations and leave replicas unset."""
+    """Workers of one pool; an autoscaled pool is a node group of the cluster-autoscaler instead."""
     names = Names(cluster)
     spec = pool.spec
-    annotations: dict[str, str] = {}
     md_spec: dict[str, Any] = {"clusterName": names.cluster}
-    if spec.autoscaled:
-        annotations = {AUTOSCALER_MIN: str(spec.min_replicas), AUTOSCALER_MAX: str(spec.max_replicas)}
-    else:
+    annotations = _autoscaler_annotations(cluster, pool)
+    if not spec.autoscaled:
         md_spec["replicas"] = spec.ceiling
     selector = _pool_selector(cluster, pool)
     md_spec |= {
@@ -101,6 +103,26 @@ def render_machine_deployment(
             annotations=annotations,
         ),
         "spec": md_spec,
+    }
+
+
+def _autoscaler_annotations(cluster: TenantCluster, pool: NodePool) -> dict[str, str]:
+    """Bounds, provisioning timeout and, for scale from zero, what one node offers and carries.
+
+    `spec.replicas` is left out and the autoscaler owns it. What keeps Cluster API from resetting it
+    (cluster-api v1.10.1 `internal/webhooks/machinedeployment.go`, `calculateMachineDeploymentReplicas`):
+    on create the defaulting webhook sets replicas to the min-size annotation; on every later update
+    without replicas it keeps the live value, clamped into [min, max]. Our server-side apply never
+    names the field, so a re-apply neither drains nor grows the pool."""
+    spec = pool.spec
+    if not spec.autoscaled:
+        return {}
+    options = spec.autoscaling
+    return {
+        AUTOSCALER_MIN: str(spec.min_replicas),
+        AUTOSCALER_MAX: str(spec.max_replicas),
+        MAX_NODE_PROVISION_TIME: options.max_node_provision_time if options else DEFAULT_MAX_NODE_PROVISION_TIME,
+        **node_template_annotations(cluster.spec.substrate, pool),
     }
 
 

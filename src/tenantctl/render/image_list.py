@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tenantctl.render.addons import ADDON_IMAGES
+from tenantctl.render.autoscaler import render_autoscaler
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.images import CATALOGUE, SHARED_REGISTRY
 from tenantctl.render.substrates import SUBSTRATES
@@ -39,10 +40,16 @@ def _containers(obj: Mapping[str, Any]) -> Iterator[str]:
             yield container["image"]
 
 
-def _controller_images(cluster: TenantCluster, images: ImagesSpec) -> Iterator[tuple[str, str]]:
-    """Every container image of the substrate's controllers, each mapped back to its catalogue name."""
+def _controller_images(
+    cluster: TenantCluster, pools: Sequence[NodePool], images: ImagesSpec
+) -> Iterator[tuple[str, str]]:
+    """Every container image of the substrate's controllers and the autoscaler, each mapped back to its
+    catalogue name."""
     known = {str(images.ref(name)): name for name, entry in CATALOGUE.items() if entry.tag is not None}
-    for obj in SUBSTRATES[cluster.spec.substrate].render_controllers(cluster, images):
+    substrate = SUBSTRATES[cluster.spec.substrate]
+    controllers = substrate.render_controllers(cluster, images)
+    controllers += render_autoscaler(cluster, pools, substrate.machine_templates, images)
+    for obj in controllers:
         for image in _containers(obj):
             if image not in known:
                 raise ValueError(f"{obj['kind']}/{obj['metadata']['name']} runs {image!r}, not from the catalogue")
@@ -60,7 +67,7 @@ def cluster_images(
     found.append(("talos-csr-signer", str(images.ref("talos-csr-signer"))))
     if pools:
         found += sorted(worker_images(cluster, images).items())
-    found += _controller_images(cluster, images)
+    found += _controller_images(cluster, pools, images)
     found += [(name, str(images.ref(name))) for name in ADDON_IMAGES]
     substrate = SUBSTRATES[cluster.spec.substrate]
     if substrate.csi_node_release(cluster, images) is not None:

@@ -120,6 +120,15 @@ CATALOGUE: Mapping[str, CatalogueImage] = {
         "cozystack packages/apps/kubernetes/images/kubevirt-csi-driver.tag",
         "KubeVirt CSI controller Deployment, tenant kubevirt-csi-node release (csiDriver.image)",
     ),
+    # cluster-autoscaler 1.32.0 + fix-downscale.diff: upstream's clusterapi provider refuses any SetSize
+    # above the group's max, so a pool left above a lowered maxReplicas could not shrink one step at a
+    # time. Built and pinned by Cozystack.
+    "cluster-autoscaler": pinned(
+        "ghcr.io/cozystack/cozystack/cluster-autoscaler:v1.6.0"
+        "@sha256:d188f395a31e37ea09bfa91e45d7ce1606b7459192a437fa66bb760ffb5f17d2",
+        "cozystack packages/apps/kubernetes/images/cluster-autoscaler.tag",
+        "cluster-autoscaler Deployment (tenants with an autoscaled pool)",
+    ),
     "csi-attacher": tagged(
         "registry.k8s.io/sig-storage/csi-attacher:v4.8.0", "kubernetes-csi/external-attacher release v4.8.0",
         "CSI controller sidecar", _K8S_PROMOTED,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tenantctl.render.exposure import apiserver_network
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.images import SHARED_REGISTRY
 from tenantctl.render.meta import Names, object_meta
@@ -43,9 +44,10 @@ def control_plane_registry(images: ImagesSpec) -> str:
 
 
 def render_kamaji_control_plane(
-    cluster: TenantCluster, service_type: str, observed: ObservedState | None, images: ImagesSpec
+    cluster: TenantCluster, observed: ObservedState | None, images: ImagesSpec
 ) -> dict[str, Any]:
-    """certSANs: the Service's DNS names, plus its address once observed (a worker dials the address)."""
+    """certSANs: the Service's DNS names, its address once observed (a worker dials the address), and
+    the exposed host name."""
     names = Names(cluster)
     version = kubernetes_patch(cluster)
     cert_sans = names.apiserver_dns_names(observed)
@@ -72,7 +74,7 @@ def render_kamaji_control_plane(
             "dataStoreName": cluster.spec.control_plane.data_store_name,
             "addons": {"konnectivity": _konnectivity(cluster, images)},
             "kubelet": {"cgroupfs": "systemd", "preferredAddressTypes": ["InternalIP", "ExternalIP"]},
-            "network": {"serviceType": service_type, "certSANs": cert_sans},
+            "network": apiserver_network(cluster, cert_sans),
             "deployment": {
                 "extraContainers": [
                     {

@@ -135,6 +135,11 @@ class Names:
         return f"{self.cluster}-pcsi"
 
     @property
+    def autoscaler(self) -> str:
+        """The cluster-autoscaler: Deployment, ServiceAccount, Role and RoleBinding share the name."""
+        return f"{self.cluster}-cluster-autoscaler"
+
+    @property
     def kccm(self) -> str:
         """The KubeVirt cloud-controller-manager: Deployment, ServiceAccount and RBAC share the name."""
         return f"{self.cluster}-kccm"

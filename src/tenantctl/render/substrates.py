@@ -20,13 +20,13 @@ __all__ = ["SUBSTRATES", "Substrate"]
 @dataclass(frozen=True)
 class Substrate:
     name: str
-    # A Proxmox worker lives on the hypervisor's L2 and cannot route to a ClusterIP.
-    apiserver_service_type: str
     install_disk: str
     # Proxmox nodes are initialised by the external CCM (region/zone, providerID).
     external_cloud_provider: bool
     render_infra_cluster: Callable[[TenantCluster], dict[str, Any]]
     render_machine_template: Callable[[TenantCluster, NodePool], dict[str, Any]]
+    # The resource of that template, which the cluster-autoscaler reads (scale from zero).
+    machine_templates: str
     # The cloud-controller-manager and CSI controller that drive the tenant from its namespace here.
     render_controllers: Callable[[TenantCluster, ImagesSpec], list[dict[str, Any]]]
     csi_node_release: Callable[[TenantCluster, ImagesSpec], CsiNodeRelease | None]
@@ -37,22 +37,22 @@ class Substrate:
 SUBSTRATES: dict[str, Substrate] = {
     "kubevirt": Substrate(
         name="kubevirt",
-        apiserver_service_type="ClusterIP",
         install_disk="/dev/vda",
         external_cloud_provider=False,
         render_infra_cluster=render_kubevirt_cluster,
         render_machine_template=render_kubevirt_machine_template,
+        machine_templates="kubevirtmachinetemplates",
         render_controllers=render_kubevirt_controllers,
         csi_node_release=kubevirt_csi_node_release,
         csi_node_images=("kubevirt-csi-driver",),
     ),
     "proxmox": Substrate(
         name="proxmox",
-        apiserver_service_type="LoadBalancer",
         install_disk="/dev/sda",
         external_cloud_provider=True,
         render_infra_cluster=render_proxmox_cluster,
         render_machine_template=render_proxmox_machine_template,
+        machine_templates="proxmoxmachinetemplates",
         render_controllers=render_proxmox_controllers,
         csi_node_release=proxmox_csi_node_release,
         csi_node_images=("proxmox-csi-node", "csi-node-driver-registrar", "csi-livenessprobe"),

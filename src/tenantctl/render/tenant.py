@@ -7,6 +7,7 @@ from typing import Any
 
 from tenantctl.problems import Problems
 from tenantctl.render.addons import render_addons
+from tenantctl.render.autoscaler import render_autoscaler
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
@@ -39,7 +40,7 @@ def _render_cluster_sourced(
         check_observed(cluster, observed, problems)
         problems.raise_if_errors()
     at = f"TenantCluster/{cluster.metadata.namespace}/{cluster.metadata.name}"
-    control_plane = render_kamaji_control_plane(cluster, substrate.apiserver_service_type, observed, images)
+    control_plane = render_kamaji_control_plane(cluster, observed, images)
     infra_cluster = substrate.render_infra_cluster(cluster)
     objects: list[dict[str, Any]] = [
         *render_talos_pki(cluster, observed),
@@ -60,6 +61,7 @@ def _render_cluster_sourced(
         ]
         sourced += [(f"NodePool/{pool.metadata.namespace}/{pool.metadata.name}", o) for o in pool_objects]
     sourced += [(at, o) for o in substrate.render_controllers(cluster, images)]
+    sourced += [(at, o) for o in render_autoscaler(cluster, pools, substrate.machine_templates, images)]
     if observed is not None:
         release = substrate.csi_node_release(cluster, images)
         sourced += [(at, o) for o in render_addons(cluster, observed, charts, release, images)]

@@ -1,5 +1,7 @@
 """What a user asks for: `TenantCluster` and `NodePool` models, parsed and checked in one pass."""
 
+from tenantctl.spec.autoscaling import AutoscalingSpec
+from tenantctl.spec.exposure import ExposeSpec
 from tenantctl.spec.loader import API_VERSION, TenantInput, parse_observed, parse_tenant_documents
 from tenantctl.spec.nodepool import (
     DEFAULT_REPLICAS,
@@ -31,9 +33,11 @@ from tenantctl.spec.tenant import (
 __all__ = [
     "API_VERSION",
     "DEFAULT_REPLICAS",
+    "AutoscalingSpec",
     "CCMSpec",
     "CSISpec",
     "ControlPlaneSpec",
+    "ExposeSpec",
     "HealthCheckSpec",
     "IPv4ConfigSpec",
     "KubevirtPoolSpec",

@@ -13,8 +13,10 @@ from decimal import Decimal
 
 from tenantctl.problems import Problems
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.durations import DurationError, parse_go_duration
 from tenantctl.spec.errors import shown
+from tenantctl.spec.exposure import check_expose
 from tenantctl.spec.image_refs import endpoint_problem, registry_host_problem, repository_problem
 from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
@@ -60,6 +62,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
     _check_versions(at, tc, problems)
     _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
+    check_expose(at, spec.expose, spec.substrate, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:
             problems.error(
@@ -301,6 +304,7 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 f"{length} characters (<cluster>-<pool>-xxxxx-xxxxx), over the {LABEL_MAX}-character label limit",
             )
     _check_replicas(at, pool, problems)
+    check_autoscaling(at, spec.autoscaling, spec.autoscaled, problems)
     _check_resources(at, pool, problems)
     substrate = cluster.spec.substrate if cluster is not None else None
     if substrate == "proxmox":

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 
 from tenantctl.spec import syntax
+from tenantctl.spec.exposure import EXPOSE_FIELDS, default_expose_type
+from tenantctl.spec.labels import NODE_RESTRICTION, NODE_ROLE, RESERVED_DOMAINS
 from tenantctl.spec.names import LABEL_MAX, MACHINE_SUFFIX_LEN
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
 
@@ -108,6 +110,44 @@ def _entry_in_subnet(e: str) -> str:
         f"({e}.contains('-') ? {e}.split('-').all(p, {_SUBNET}.containsIP(p.trim()))"
         f" : {e}.contains('/') ? {_SUBNET}.containsCIDR(cidr({e}).masked()) : {_SUBNET}.containsIP({e}))"
     )
+
+
+_EXPOSE_TYPE = (
+    "(has(self.expose.type) ? self.expose.type : (self.substrate == 'proxmox' ? "
+    f"'{default_expose_type('proxmox')}' : '{default_expose_type('kubevirt')}'))"
+)
+_EXPOSE_LISTS = {"loadBalancerSourceRanges"}
+
+
+def _expose_field_applies(wire: str) -> Rule:
+    kinds = [kind for kind, fields in EXPOSE_FIELDS.items() if wire in {w for w, _ in fields}]
+    present = f"has(self.expose.{wire})" + (f" && size(self.expose.{wire}) > 0" if wire in _EXPOSE_LISTS else "")
+    return {
+        "rule": f"!has(self.expose) || !({present}) || {_EXPOSE_TYPE} in {_cel(kinds)}",
+        "messageExpression": f"'spec.expose.{wire} does not apply to type ' + {_EXPOSE_TYPE}",
+        "fieldPath": f".expose.{wire}",
+        "reason": "FieldValueForbidden",
+    }
+
+
+_EXPOSE_RULES: tuple[Rule, ...] = (
+    {
+        "rule": f"!has(self.expose) || self.substrate != 'proxmox' || {_EXPOSE_TYPE} != 'ClusterIP'",
+        "message": (
+            "spec.expose.type: ClusterIP is refused on substrate proxmox: the workers cannot reach a ClusterIP "
+            "of the management cluster (use LoadBalancer or Ingress)"
+        ),
+        "fieldPath": ".expose.type",
+    },
+    {
+        "rule": f"!has(self.expose) || {_EXPOSE_TYPE} != 'Ingress' || has(self.expose.hostname)",
+        "message": "spec.expose.hostname: required for type Ingress: the Ingress routes on this host name",
+        "fieldPath": ".expose.hostname",
+        "reason": "FieldValueRequired",
+    },
+    *(_expose_field_applies(wire) for wire in sorted({w for fields in EXPOSE_FIELDS.values() for w, _ in fields})),
+)
+
 
 
 ROOT_RULES: dict[str, tuple[Rule, ...]] = {
@@ -207,6 +247,7 @@ MODEL_RULES: dict[str, tuple[Rule, ...]] = {
             ),
             "fieldPath": ".version",
         },
+        *_EXPOSE_RULES,
     ),
     "NetworkSpec": (
         {
@@ -246,6 +287,14 @@ MODEL_RULES: dict[str, tuple[Rule, ...]] = {
         },
     ),
     "NodePoolSpec": (
+        {
+            "rule": "!has(self.autoscaling) || has(self.minReplicas) || has(self.maxReplicas)",
+            "message": (
+                "spec.autoscaling applies only to an autoscaled pool (minReplicas/maxReplicas); this pool has a "
+                "fixed size"
+            ),
+            "fieldPath": ".autoscaling",
+        },
         {
             "rule": "!has(self.replicas) || (!has(self.minReplicas) && !has(self.maxReplicas))",
             "messageExpression": (
@@ -320,6 +369,24 @@ def _duration_at_least(floor: str, why: str) -> Rule:
     }
 
 
+def _in_domain(prefix: str, domain: str) -> str:
+    return f"({prefix} == '{domain}' || {prefix}.endsWith('.{domain}'))"
+
+
+_KEY_PREFIX = "self.split('/')[0]"
+_RESERVED_KEY: Rule = {
+    "rule": (
+        "!self.contains('/') || "
+        f"{_KEY_PREFIX} == '{NODE_ROLE}' || {_in_domain(_KEY_PREFIX, NODE_RESTRICTION)} || "
+        f"!({' || '.join(_in_domain(_KEY_PREFIX, d) for d in RESERVED_DOMAINS)})"
+    ),
+    "messageExpression": (
+        f"'key ' + {_q('self')} + ' is in a reserved domain ({', '.join(RESERVED_DOMAINS)}); of them only "
+        f"{NODE_ROLE}/* and {NODE_RESTRICTION}/* may be set on a pool'"
+    ),
+}
+
+
 _NOT_EMPTY: tuple[Rule, ...] = ({"rule": "self.trim() != ''", "message": "must not be empty"},)
 _NETWORK_CIDR: tuple[Rule, ...] = (
     {
@@ -356,12 +423,23 @@ FIELD_RULES: dict[str, tuple[Rule, ...]] = {
             "messageExpression": _q("string(self)") + " + ' is more than 100%'",
         },
     ),
+    "TaintSpec.key": (_RESERVED_KEY,),
+    "AutoscalingSpec.maxNodeProvisionTime": (
+        _duration_at_least("", "a zero timeout gives up on every worker before it boots"),
+    ),
+    "ExposeSpec.hostname": (
+        {"rule": "!isIP(self)", "messageExpression": _q("self") + " + ' is not a DNS name (an IP goes in address)'"},
+    ),
+    "ExposeSpec.address": (
+        {"rule": _IPV4.format("self"), "messageExpression": _q("self") + " + ' is not an IPv4 address literal'"},
+    ),
     "ProxmoxPoolSpec.sourceNode": _NOT_EMPTY,
     "ProxmoxPoolSpec.pool": _NOT_EMPTY,
     "ProxmoxNetworkSpec.bridge": _NOT_EMPTY,
 }
 
 ITEM_RULES: dict[str, tuple[Rule, ...]] = {
+    "ExposeSpec.loadBalancerSourceRanges": _NETWORK_CIDR,
     "ProxmoxClusterSpec.dnsServers": (
         {"rule": "isIP(self)", "messageExpression": _q("self") + " + ' is not a literal IPv4 or IPv6 address'"},
     ),

@@ -13,6 +13,9 @@ import re
 from tenantctl.spec.names import is_dns_subdomain
 
 __all__ = [
+    "NODE_RESTRICTION",
+    "NODE_ROLE",
+    "RESERVED_DOMAINS",
     "TAINT_EFFECTS",
     "is_capi_synced",
     "label_key_problem",
@@ -26,11 +29,11 @@ _NAME_MAX = 63
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 # Domains Kubernetes (and tenantctl, for its own inventory labels) own, subdomains included.
-_RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "tenantctl.io")
+RESERVED_DOMAINS = ("kubernetes.io", "k8s.io", "tenantctl.io")
 # Inside them, the two a platform sets on Nodes through CAPI: node-role (the exact domain only, as CAPI
 # matches it) and node-restriction (subdomains too), which NodeRestriction keeps kubelets from setting.
-_NODE_ROLE = "node-role.kubernetes.io"
-_NODE_RESTRICTION = "node-restriction.kubernetes.io"
+NODE_ROLE = "node-role.kubernetes.io"
+NODE_RESTRICTION = "node-restriction.kubernetes.io"
 _CAPI_NODE_DOMAIN = "node.cluster.x-k8s.io"
 
 
@@ -46,15 +49,15 @@ def label_prefix(key: str) -> str:
 def is_capi_synced(key: str) -> bool:
     """Cluster API v1.10 copies these from Machine to Node (and removes them when the Machine drops them)."""
     prefix = label_prefix(key)
-    return prefix == _NODE_ROLE or _in_domain(prefix, _NODE_RESTRICTION) or _in_domain(prefix, _CAPI_NODE_DOMAIN)
+    return prefix == NODE_ROLE or _in_domain(prefix, NODE_RESTRICTION) or _in_domain(prefix, _CAPI_NODE_DOMAIN)
 
 
 def reserved_domain(key: str) -> str | None:
     """The reserved domain a key falls in, or None when a pool may use it."""
     prefix = label_prefix(key)
-    if prefix == _NODE_ROLE or _in_domain(prefix, _NODE_RESTRICTION):
+    if prefix == NODE_ROLE or _in_domain(prefix, NODE_RESTRICTION):
         return None
-    return next((d for d in _RESERVED_DOMAINS if _in_domain(prefix, d)), None)
+    return next((d for d in RESERVED_DOMAINS if _in_domain(prefix, d)), None)
 
 
 def label_key_problem(key: str) -> str | None:

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from tenantctl.spec import syntax
+from tenantctl.spec.autoscaling import AutoscalingSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.labels import TAINT_EFFECTS
 from tenantctl.spec.patterns import INT32_MAX
@@ -122,13 +123,26 @@ class HealthCheckSpec(SpecModel):
 
 
 class TaintSpec(SpecModel):
-    key: str = Field(max_length=317, description="Qualified name; reserved domains refused as for labels.")
-    value: str = Field(default="", max_length=63, description="Label-value syntax; may be empty.")
+    key: str = Field(
+        max_length=317,
+        description="Qualified name; reserved domains refused as for labels.",
+        json_schema_extra={"pattern": syntax.QUALIFIED_NAME},
+    )
+    value: str = Field(
+        default="",
+        max_length=63,
+        description="Label-value syntax; may be empty.",
+        json_schema_extra={"pattern": syntax.LABEL_VALUE},
+    )
     effect: str = Field(
         max_length=32,
         description="NoSchedule, PreferNoSchedule or NoExecute.",
         json_schema_extra={"enum": list(TAINT_EFFECTS)},
     )
+
+
+# Schema-only: `spec.checks` refuses a bad value with the label rules' own message.
+_LabelValue = Annotated[str, Field(json_schema_extra={"maxLength": 63, "pattern": syntax.LABEL_VALUE})]
 
 
 class NodePoolSpec(SpecModel):
@@ -144,18 +158,22 @@ class NodePoolSpec(SpecModel):
     max_replicas: int | None = Field(
         default=None, ge=0, le=INT32_MAX, description="Autoscaled: upper bound (with minReplicas)."
     )
+    autoscaling: AutoscalingSpec | None = Field(default=None, description="Autoscaled pools: autoscaler options.")
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
     kubevirt: KubevirtPoolSpec = Field(default_factory=KubevirtPoolSpec)
     proxmox: ProxmoxPoolSpec | None = None
     rolling_update: RollingUpdateSpec = Field(default_factory=RollingUpdateSpec)
     health_check: HealthCheckSpec = Field(default_factory=HealthCheckSpec)
-    labels: dict[str, str] = Field(
+    labels: dict[str, _LabelValue] = Field(
         default_factory=dict,
         description="Labels of the pool's Nodes; `kubernetes.io`, `k8s.io`, `tenantctl.io` refused except "
         "`node-role.kubernetes.io/*` and `node-restriction.kubernetes.io/*`.",
     )
     taints: list[TaintSpec] = Field(
-        default_factory=list, description="Taints the pool's Nodes register with (`key`, `value`, `effect`)."
+        default_factory=list,
+        description="Taints the pool's Nodes register with (`key`, `value`, `effect`).",
+        # A Node holds one taint per key and effect.
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["key", "effect"]},
     )
 
     @property

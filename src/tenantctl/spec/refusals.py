@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["LIVE_ONLY", "REFUSALS", "Layer", "Refusal", "markdown_table", "refusal_for"]
+__all__ = ["LIVE_ONLY", "OWN_SUITES", "REFUSALS", "Layer", "Refusal", "markdown_table", "refusal_for"]
 
 
 class Layer(StrEnum):
@@ -112,16 +112,23 @@ REFUSALS: dict[str, Refusal] = {
     "negative Ready=Unknown timeout": _s("`pattern` (an unsigned Go duration)"),
     "zero node startup timeout": _c("`duration(self) >= duration('30s')`"),
     "node startup timeout under CAPI's 30s": _c("`duration(self) >= duration('30s')`"),
-    "label in reserved domain": _w("not yet a CEL rule"),
-    "label key": _w("not yet a CEL rule"),
-    "label value": _w("not yet a CEL rule"),
+    "label in reserved domain": _w("map keys: no CEL rule (a key's length cannot be bounded for the cost)"),
+    "label key": _w("map keys: no CEL rule (a key's length cannot be bounded for the cost)"),
+    "label value": _s("`pattern`, `maxLength` on the map's values"),
     "taint effect": _s("`enum`, `required`"),
-    "taint key and effect twice": _w("not yet a CEL rule"),
-    "taint key": _w("not yet a CEL rule"),
-    "taint value": _w("not yet a CEL rule"),
+    "taint key and effect twice": _s("`x-kubernetes-list-type: map` keyed by key and effect"),
+    "taint key in a reserved domain": _c("the key's prefix against the reserved domains"),
+    "taint key not a qualified name": _s("`pattern`"),
+    "taint value": _s("`pattern`"),
     "duplicate NodePool": Refusal(Layer.API_SERVER, "names are unique per namespace (AlreadyExists)"),
     "unsupported kind": Refusal(Layer.API_SERVER, "only the served kinds exist"),
     "wrong type": _s("`type`"),
+    "spec.expose (every case of its own suite)": _c(
+        "type from the substrate's default; fields per type; hostname, address, source ranges"
+    ),
+    "NodePool spec.autoscaling (every case of its own suite)": _c(
+        "Go-duration `pattern` and a positive `duration()`; only with minReplicas/maxReplicas"
+    ),
     "substrate changed on a live cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.substrate"),
     "network changed on a live cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.network"),
     "pool moved to another cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.cluster"),
@@ -129,6 +136,12 @@ REFUSALS: dict[str, Refusal] = {
     "address range that ends before it starts": _w("CEL has no order on IP addresses"),
 }
 
+
+OWN_SUITES = frozenset({
+    "spec.expose (every case of its own suite)",
+    "NodePool spec.autoscaling (every case of its own suite)",
+})
+"""Rows standing for a refusal suite of their own (`tests/spec/test_*_refusals.py`)."""
 
 LIVE_ONLY = frozenset({
     "substrate changed on a live cluster",

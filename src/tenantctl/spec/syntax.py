@@ -11,9 +11,11 @@ __all__ = [
     "DNS_SUBDOMAIN",
     "GO_DURATION",
     "KUBE_VERSION",
+    "LABEL_VALUE",
     "MINOR_PREFIX",
     "PERCENT_OR_INT",
     "PVE_TAG",
+    "QUALIFIED_NAME",
     "SCHEMATIC_ID",
     "TALOS_VERSION",
 ]
@@ -25,6 +27,11 @@ MINOR_PREFIX = r"^v[0-9]+[.][0-9]+"
 SCHEMATIC_ID = r"^[0-9a-f]{64}$"
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+LABEL_VALUE = r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$"
+QUALIFIED_NAME = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+"""`[prefix/]name` (apimachinery's IsQualifiedName; the prefix's 253-character bound is `validate`'s)."""
 PVE_TAG = r"^[a-z0-9_][a-z0-9_+.-]*$"
 GO_DURATION = r"^(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+$"
 """An unsigned Go duration (`20m`, `1h30m`, `1.5h`), as `time.ParseDuration` and CEL `duration()` read it."""

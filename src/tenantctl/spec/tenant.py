@@ -8,6 +8,7 @@ from pydantic import Field
 
 from tenantctl.spec import syntax
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.exposure import ExposeSpec
 from tenantctl.spec.patterns import INT64_MAX
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
@@ -213,6 +214,7 @@ class TenantClusterSpec(SpecModel):
         default=None, max_length=_URL, description="KubeVirt only: worker disk image URL override."
     )
     proxmox: ProxmoxClusterSpec | None = Field(default=None, description="Required on substrate proxmox.")
+    expose: ExposeSpec | None = Field(default=None, description="How the tenant's API is reached from outside.")
 
 
 class TenantCluster(SpecModel):

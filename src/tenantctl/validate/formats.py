@@ -21,7 +21,10 @@ from jsonschema import FormatChecker  # type: ignore[import-untyped]
 
 from tenantctl.validate.names import dns1123_subdomain_errors
 
-__all__ = ["KUBERNETES_FORMATS", "is_date_time"]
+__all__ = ["GO_PATTERN_KEYWORD", "KUBERNETES_FORMATS", "is_date_time"]
+
+GO_PATTERN_KEYWORD = "x-tenantctl-go-pattern"
+"""Beside a translated `pattern`: the RE2 pattern as the CRD spells it, for messages."""
 
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)

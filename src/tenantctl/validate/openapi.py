@@ -22,7 +22,7 @@ from jsonschema import Draft202012Validator, ValidationError, validators  # type
 
 from tenantctl.validate.cel_rules import CompiledRule, RuleCompileError, compile_rule
 from tenantctl.validate.defaults import NO_DEFAULT, DefaultsTree
-from tenantctl.validate.formats import KUBERNETES_FORMATS
+from tenantctl.validate.formats import GO_PATTERN_KEYWORD, KUBERNETES_FORMATS
 from tenantctl.validate.go_regex import GoRegexError, compile_go_regex, translate_go_regex
 from tenantctl.validate.metadata import OBJECT_META_SCHEMA
 from tenantctl.validate.paths import short_value
@@ -160,6 +160,8 @@ def _convert_pattern(pattern: str, out: dict[str, Any], walk: _Walk, path: str) 
         walk.unchecked.append(f"pattern at {path or '.'} cannot be checked: {exc}")
         return
     out["pattern"] = translate_go_regex(pattern)
+    if out["pattern"] != pattern:
+        out[GO_PATTERN_KEYWORD] = pattern
 
 
 def _embed_resource(out: dict[str, Any]) -> None:

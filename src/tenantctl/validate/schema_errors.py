@@ -15,6 +15,7 @@ from typing import Any
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
 
 from tenantctl.problems import Problem
+from tenantctl.validate.formats import GO_PATTERN_KEYWORD
 from tenantctl.validate.paths import field_path, short_value
 
 __all__ = ["problems_from_errors"]
@@ -71,7 +72,8 @@ def _describe(error: Any) -> list[tuple[list[str | int], str]]:
     if keyword == "const":
         return [([], f"Unsupported value: {short_value(value)}; must be {short_value(expected)}")]
     if keyword == "pattern":
-        return [([], f"Invalid value: {short_value(value)}: must match the regular expression {expected}")]
+        shown = error.schema.get(GO_PATTERN_KEYWORD, expected)  # the CRD's own spelling, not Python's
+        return [([], f"Invalid value: {short_value(value)}: must match the regular expression {shown}")]
     if keyword == "format":
         cause = f" ({error.cause})" if error.cause else ""
         return [([], f"Invalid value: {short_value(value)}: not a valid {expected}{cause}")]

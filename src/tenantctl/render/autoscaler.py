@@ -1,0 +1,85 @@
+"""The tenant's cluster-autoscaler: one per tenant with an autoscaled pool, in the tenant's namespace here.
+
+It watches the tenant's pods through the admin kubeconfig and scales the MachineDeployments of this
+cluster through its own ServiceAccount (`--clusterapi-cloud-config-authoritative`).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from tenantctl.render.controllers import (
+    KUBECONFIG_MOUNT,
+    KUBECONFIG_PATH,
+    KUBECONFIG_VOLUME,
+    Rule,
+    container,
+    controller_deployment,
+    kubeconfig_volume,
+    namespaced_role,
+    service_account,
+)
+from tenantctl.render.image_settings import ImagesSpec
+from tenantctl.render.meta import Names
+from tenantctl.spec import NodePool, TenantCluster
+
+__all__ = ["AUTOSCALER_RESOURCES", "autoscaler_args", "autoscaler_rules", "render_autoscaler"]
+
+_READ = ("get", "list", "watch")
+# Cozystack's figures (templates/cluster-autoscaler/deployment.yaml): its informers hold every Machine,
+# MachineSet and tenant Node and Pod, more than the shared controller default of 256Mi.
+AUTOSCALER_RESOURCES: dict[str, dict[str, str]] = {
+    "requests": {"cpu": "125m", "memory": "128Mi"},
+    "limits": {"cpu": "512m", "memory": "512Mi"},
+}
+
+
+def autoscaler_args(names: Names) -> list[str]:
+    """Auto-discovery scoped to this cluster also scopes the provider's informers to this namespace,
+    which is what lets a namespaced Role suffice (clusterapi `namespaceToWatch`)."""
+    return [
+        "--cloud-provider=clusterapi",
+        f"--node-group-auto-discovery=clusterapi:namespace={names.namespace},clusterName={names.cluster}",
+        "--enforce-node-group-min-size=true",
+        f"--kubeconfig={KUBECONFIG_PATH}",
+        "--clusterapi-cloud-config-authoritative",
+    ]
+
+
+def autoscaler_rules(machine_templates: str) -> list[Rule]:
+    """What the clusterapi provider of cluster-autoscaler 1.32.0 calls (`clusterapi_controller.go`,
+    `clusterapi_unstructured.go`): informers on machinedeployments, machinesets, machines and, when
+    served, machinepools (a forbidden list stalls its cache sync for ever); scale through the `scale`
+    subresource; an update of a Machine to mark it for deletion; the infrastructure template read for
+    its capacity. Nothing else is written."""
+    return [
+        ("cluster.x-k8s.io", ("machinedeployments", "machinesets", "machinepools"), _READ),
+        ("cluster.x-k8s.io", ("machinedeployments/scale",), ("get", "update")),
+        ("cluster.x-k8s.io", ("machines",), (*_READ, "update")),
+        ("infrastructure.cluster.x-k8s.io", (machine_templates,), _READ),
+    ]
+
+
+def render_autoscaler(
+    cluster: TenantCluster, pools: Sequence[NodePool], machine_templates: str, images: ImagesSpec
+) -> list[dict[str, Any]]:
+    """Nothing for a tenant without autoscaled pools: an autoscaler with no node group only costs."""
+    if not any(p.spec.autoscaled for p in pools):
+        return []
+    names = Names(cluster)
+    name = names.autoscaler
+    main = container(
+        "cluster-autoscaler",
+        str(images.ref("cluster-autoscaler")),
+        autoscaler_args(names),
+        [(KUBECONFIG_VOLUME, KUBECONFIG_MOUNT)],
+        command=["/cluster-autoscaler"],
+        extra={"resources": copy.deepcopy(AUTOSCALER_RESOURCES)},
+    )
+    return [
+        service_account(names, name),
+        *namespaced_role(names, name, name, autoscaler_rules(machine_templates)),
+        controller_deployment(names, name, name, [main], [kubeconfig_volume(names)], infra_access=True),
+    ]
