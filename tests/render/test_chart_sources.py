@@ -10,11 +10,13 @@ from pydantic import ValidationError
 
 from tenant_support import load_example
 from tenantctl.render import render_tenant
+from tenantctl.render.addons import CORE_ADDONS, TenantAddon, charts_in_use
 from tenantctl.render.chart_sources import (
     ADDON_CHARTS,
     DEFAULT_CHART_SOURCES,
     ChartSource,
     ChartSourcesSpec,
+    chart_source_name,
     render_chart_sources,
 )
 from tenantctl.spec import parse_observed, parse_tenant_documents
@@ -27,7 +29,7 @@ def test_every_add_on_has_an_upstream_default() -> None:
 
 
 def test_defaults_render_valid_flux_sources(assert_valid: Validator) -> None:
-    objects = render_chart_sources(ChartSourcesSpec())
+    objects = render_chart_sources(ChartSourcesSpec(), ADDON_CHARTS)
     assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
         ("HelmRepository", "tenantctl-cilium"),
         ("HelmRepository", "tenantctl-coredns"),
@@ -70,7 +72,7 @@ def test_sources_are_rendered_once_for_many_clusters() -> None:
     ]
     objects = render_tenant(parse_tenant_documents(docs))
     assert len([o for o in objects if o["kind"] == "HelmRepository"]) == 2
-    assert len([o for o in objects if o["kind"] == "OCIRepository"]) == 2
+    assert len([o for o in objects if o["kind"] == "OCIRepository"]) == 1
 
 
 @pytest.mark.parametrize(
@@ -127,3 +129,67 @@ def test_cli_refuses_a_bad_platform_chart_source_with_its_path(tmp_path: Any) ->
     result = CliRunner().invoke(app, ["render", "-f", str(EXAMPLES / "proxmox.yaml"), "--platform", platform])
     assert result.exit_code == 2
     assert "Platform/p.spec.charts.sources.cilium" in result.stderr and "needs `chart`" in result.stderr
+
+
+def _source_names(objects: Iterable[Mapping[str, Any]]) -> set[str]:
+    return {o["metadata"]["name"] for o in objects if o["apiVersion"].startswith("source.toolkit")}
+
+
+def _release_sources(objects: Iterable[Mapping[str, Any]]) -> set[str]:
+    refs = set()
+    for o in objects:
+        if o["kind"] == "HelmRelease":
+            spec = o["spec"]
+            refs.add((spec.get("chartRef") or spec["chart"]["spec"]["sourceRef"])["name"])
+    return refs
+
+
+@pytest.mark.parametrize(
+    ("example", "observed", "absent"),
+    [
+        ("proxmox.yaml", "observed-proxmox.yaml", "tenantctl-kubevirt-csi-node"),
+        ("kubevirt.yaml", "observed-kubevirt.yaml", "tenantctl-proxmox-csi"),
+    ],
+)
+def test_only_the_sources_of_the_rendered_releases_are_rendered(example: str, observed: str, absent: str) -> None:
+    """A Proxmox-only platform must not carry a KubeVirt chart source that fails forever, and vice versa."""
+    objects = render_tenant(parse_tenant_documents(load_example(example)), parse_observed(load_example(observed)))
+    assert _source_names(objects) == _release_sources(objects)
+    assert absent not in _source_names(objects)
+
+
+def test_sources_do_not_wait_for_the_releases() -> None:
+    """Before the apiserver is observed no release is rendered, yet the sources they will need are."""
+    objects = render_tenant(parse_tenant_documents(load_example("proxmox.yaml")))
+    assert _source_names(objects) == {"tenantctl-cilium", "tenantctl-coredns", "tenantctl-proxmox-csi"}
+
+
+def test_a_cluster_without_csi_gets_no_csi_source() -> None:
+    docs = load_example("proxmox.yaml")
+    tenant = next(d for d in docs if d["kind"] == "TenantCluster")
+    tenant["spec"]["proxmox"]["csi"] = {"enabled": False}
+    objects = render_tenant(parse_tenant_documents(docs), parse_observed(load_example("observed-proxmox.yaml")))
+    assert "tenantctl-proxmox-csi" not in _source_names(objects)
+    assert _source_names(objects) == _release_sources(objects)
+
+
+def test_a_mixed_input_carries_the_sources_of_both_substrates() -> None:
+    docs = load_example("proxmox.yaml") + load_example("kubevirt.yaml")
+    assert _source_names(render_tenant(parse_tenant_documents(docs))) == {
+        chart_source_name(c) for c in ADDON_CHARTS
+    }
+
+
+def test_an_added_add_on_brings_its_source() -> None:
+    """The list of add-ons is the one truth: a new entry needs no second edit to get its source."""
+    extra = TenantAddon("extra", "kubevirt-csi-node", "kube-system", lambda _c, _o, _i: {})
+    in_use = charts_in_use((*CORE_ADDONS, extra))
+    assert in_use == {"cilium", "coredns", "kubevirt-csi-node"}
+    assert _source_names(render_chart_sources(ChartSourcesSpec(), in_use)) == {
+        "tenantctl-cilium", "tenantctl-coredns", "tenantctl-kubevirt-csi-node",
+    }
+
+
+def test_a_chart_in_use_without_a_source_is_a_bug() -> None:
+    with pytest.raises(ValueError, match=r"\['metrics-server'\] in use without a source"):
+        render_chart_sources(ChartSourcesSpec(), {"cilium", "metrics-server"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import ipaddress
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,12 +21,16 @@ from tenantctl.spec import ObservedState, TenantCluster
 
 __all__ = [
     "ADDON_IMAGES",
+    "CORE_ADDONS",
     "CSI_RELEASE",
     "HELM_RELEASE_API",
     "CsiNodeRelease",
+    "TenantAddon",
+    "charts_in_use",
     "cluster_dns_address",
     "render_addons",
     "render_helm_release",
+    "tenant_addons",
 ]
 
 HELM_RELEASE_API = "helm.toolkit.fluxcd.io/v2"
@@ -35,6 +39,10 @@ ADDON_IMAGES = ("cilium", "cilium-operator", "cilium-envoy", "coredns")
 CILIUM, COREDNS, CSI_RELEASE = "cilium", "coredns", "csi"
 _APISERVER_PORT = 6443
 _CILIUM_MTU = 1350  # headroom for the tunnel inside the substrate's own overlay
+# Flux's default strategy uninstalls a failed install: a slow first boot loops install/uninstall of the only CNI.
+_RETRY_ON_FAILURE = {"name": "RetryOnFailure", "retryInterval": "30s"}
+# Branches no strategy reaches (an absent release, an out-of-sync one) still consult the retry count.
+_UNLIMITED_REMEDIATION = {"retries": -1}
 
 
 @dataclass(frozen=True)
@@ -75,8 +83,13 @@ def render_helm_release(
         "kubeConfig": {"secretRef": {"name": names.admin_kubeconfig, "key": KUBECONFIG_KEY}},
         "targetNamespace": target_namespace,
         "storageNamespace": target_namespace,
-        "install": {"createNamespace": True, "remediation": {"retries": -1}},
-        "upgrade": {"remediation": {"retries": -1}},
+        "install": {
+            "createNamespace": True,
+            "strategy": dict(_RETRY_ON_FAILURE),
+            "remediation": dict(_UNLIMITED_REMEDIATION),
+        },
+        # The retry of a failed install runs as an upgrade: without the strategy here it falls back to remediation.
+        "upgrade": {"strategy": dict(_RETRY_ON_FAILURE), "remediation": dict(_UNLIMITED_REMEDIATION)},
         "values": copy.deepcopy(dict(values)),
     }
     if depends_on:
@@ -153,31 +166,73 @@ def _coredns_values(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any
     }
 
 
+@dataclass(frozen=True)
+class TenantAddon:
+    """One tenant release as data: the chart it installs, where, after what, and how its values are made.
+
+    The add-ons a cluster gets are a list of these; its releases and the chart sources it needs are both
+    read from that one list, so an added add-on brings its source along."""
+
+    release: str
+    chart: str
+    target_namespace: str
+    values: Callable[[TenantCluster, ObservedState, ImagesSpec], Mapping[str, Any]]
+    depends_on: tuple[str, ...] = ()
+    post_renderers: Sequence[Mapping[str, Any]] = ()
+
+
+CORE_ADDONS: tuple[TenantAddon, ...] = (
+    TenantAddon(CILIUM, "cilium", "kube-system", lambda _cluster, observed, images: _cilium_values(observed, images)),
+    TenantAddon(
+        COREDNS,
+        "coredns",
+        "kube-system",
+        lambda cluster, _observed, images: _coredns_values(cluster, images),
+        depends_on=(CILIUM,),
+    ),
+)
+
+
+def tenant_addons(csi: CsiNodeRelease | None) -> tuple[TenantAddon, ...]:
+    """cilium, coredns and (unless the substrate's CSI is off) the CSI node release, in that order."""
+    if csi is None:
+        return CORE_ADDONS
+    csi_values = csi.values
+    return (
+        *CORE_ADDONS,
+        TenantAddon(
+            CSI_RELEASE,
+            csi.chart,
+            csi.target_namespace,
+            lambda _cluster, _observed, _images: csi_values,
+            depends_on=(CILIUM,),
+            post_renderers=csi.post_renderers,
+        ),
+    )
+
+
+def charts_in_use(addons: Sequence[TenantAddon]) -> set[str]:
+    return {addon.chart for addon in addons}
+
+
 def render_addons(
     cluster: TenantCluster,
     observed: ObservedState,
     charts: ChartSourcesSpec,
-    csi: CsiNodeRelease | None,
+    addons: Sequence[TenantAddon],
     images: ImagesSpec,
 ) -> list[dict[str, Any]]:
-    """cilium, coredns and (unless the substrate's CSI is off) the CSI node release, in that order."""
-    releases = [
-        render_helm_release(cluster, charts, CILIUM, "cilium", "kube-system", _cilium_values(observed, images)),
+    """One HelmRelease per add-on, in the list's order."""
+    return [
         render_helm_release(
-            cluster, charts, COREDNS, "coredns", "kube-system", _coredns_values(cluster, images), depends_on=[CILIUM]
-        ),
-    ]
-    if csi is not None:
-        releases.append(
-            render_helm_release(
-                cluster,
-                charts,
-                CSI_RELEASE,
-                csi.chart,
-                csi.target_namespace,
-                csi.values,
-                depends_on=[CILIUM],
-                post_renderers=csi.post_renderers,
-            )
+            cluster,
+            charts,
+            addon.release,
+            addon.chart,
+            addon.target_namespace,
+            addon.values(cluster, observed, images),
+            depends_on=addon.depends_on,
+            post_renderers=addon.post_renderers,
         )
-    return releases
+        for addon in addons
+    ]

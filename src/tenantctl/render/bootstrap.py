@@ -1,16 +1,19 @@
 """Objects applied *inside* a tenant through its admin kubeconfig once the apiserver answers:
-the bootstrap token Talos workers join with, and the RBAC that lets them."""
+the bootstrap token Talos workers join with, the RBAC that lets them, and the read access their
+apiserver-endpoint discovery needs."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from tenantctl.render.meta import cluster_labels
 from tenantctl.spec import ObservedState, TenantCluster
 
-__all__ = ["BOOTSTRAPPERS_GROUP", "render_tenant_bootstrap_objects"]
+__all__ = ["BOOTSTRAPPERS_GROUP", "ENDPOINT_DISCOVERY", "render_tenant_bootstrap_objects"]
 
 BOOTSTRAPPERS_GROUP = "system:bootstrappers:talos"
+_NODES_GROUP = "system:nodes"
 _RBAC_API = "rbac.authorization.k8s.io/v1"
 
 # (binding name, cluster role, subject group): the node-bootstrap path of kubelet TLS bootstrapping.
@@ -24,9 +27,44 @@ _BINDINGS: tuple[tuple[str, str, str], ...] = (
     (
         "tenantctl:talos-selfnodeclient-autoapprove",
         "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
-        "system:nodes",
+        _NODES_GROUP,
     ),
 )
+
+
+ENDPOINT_DISCOVERY = "tenantctl:talos-node-apiserver-endpoint-discovery"
+# Talos workers' k8s.EndpointController reads the apiserver endpoints in `default` with the node's credentials;
+# without this they log forbidden errors (Cozystack, templates/talos/bootstrap-token-tenant-job.yaml).
+# A Role in `default` only, read-only: that namespace holds the one built-in `kubernetes` endpoint. No
+# resourceNames: Kubernetes honours them on list/watch only with a name field selector.
+_ENDPOINT_DISCOVERY_RULES: tuple[dict[str, Any], ...] = (
+    {"apiGroups": [""], "resources": ["endpoints"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": ["discovery.k8s.io"], "resources": ["endpointslices"], "verbs": ["get", "list", "watch"]},
+)
+
+
+def _group(name: str) -> dict[str, str]:
+    return {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": name}
+
+
+def _endpoint_discovery_rbac(labels: dict[str, str]) -> list[dict[str, Any]]:
+    def meta() -> dict[str, Any]:
+        return {"name": ENDPOINT_DISCOVERY, "namespace": "default", "labels": dict(labels)}
+
+    role = {
+        "apiVersion": _RBAC_API,
+        "kind": "Role",
+        "metadata": meta(),
+        "rules": copy.deepcopy(list(_ENDPOINT_DISCOVERY_RULES)),
+    }
+    binding = {
+        "apiVersion": _RBAC_API,
+        "kind": "RoleBinding",
+        "metadata": meta(),
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": ENDPOINT_DISCOVERY},
+        "subjects": [_group(_NODES_GROUP)],
+    }
+    return [role, binding]
 
 
 def render_tenant_bootstrap_objects(cluster: TenantCluster, observed: ObservedState) -> list[dict[str, Any]]:
@@ -55,8 +93,8 @@ def render_tenant_bootstrap_objects(cluster: TenantCluster, observed: ObservedSt
             "kind": "ClusterRoleBinding",
             "metadata": {"name": name, "labels": labels},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}],
+            "subjects": [_group(group)],
         }
         for name, role, group in _BINDINGS
     ]
-    return [token_secret, *bindings]
+    return [token_secret, *bindings, *_endpoint_discovery_rbac(labels)]

@@ -1,13 +1,13 @@
 """Where the tenant add-on charts come from: a platform setting with upstream defaults.
 
-The sources (Flux HelmRepository / OCIRepository objects) are rendered once per platform, in one
+The sources (Flux HelmRepository / OCIRepository objects) of the charts in use are rendered once, in one
 namespace; every cluster's HelmReleases point at them. A platform that mirrors charts overrides an
 entry in its Platform document's `spec.charts`; whatever it leaves out keeps the upstream default.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -94,10 +94,16 @@ def chart_source_name(addon: str) -> str:
     return f"tenantctl-{addon}"
 
 
-def render_chart_sources(charts: ChartSourcesSpec) -> list[dict[str, Any]]:
-    """One source object per add-on chart, in the table's order."""
+def render_chart_sources(charts: ChartSourcesSpec, in_use: Collection[str]) -> list[dict[str, Any]]:
+    """One source object per chart in use, in the table's order.
+
+    A source of a chart nothing installs is not harmless: a Proxmox-only platform would carry a
+    KubeVirt chart source that fails to resolve forever."""
+    unknown = sorted(set(in_use) - set(ADDON_CHARTS))
+    if unknown:
+        raise ValueError(f"chart(s) {unknown} in use without a source in ADDON_CHARTS")
     objects: list[dict[str, Any]] = []
-    for addon in ADDON_CHARTS:
+    for addon in (a for a in ADDON_CHARTS if a in in_use):
         src = charts.source(addon)
         spec: dict[str, Any] = {"interval": src.interval, "url": src.url}
         if src.kind == "OCIRepository":

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from tenantctl.render.control_plane_resources import CSR_SIGNER_RESOURCES, component_resources
 from tenantctl.render.exposure import apiserver_network
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.images import SHARED_REGISTRY
@@ -22,6 +24,25 @@ __all__ = [
 KAMAJI_API = "controlplane.cluster.x-k8s.io/v1alpha1"
 # Kamaji writes several kubeconfigs into the admin Secret; the in-cluster one is what our controllers use.
 KUBECONFIG_KEY = "super-admin.svc"
+# The sidecar only reads its mounted Secrets and listens on 50001: nothing needs root, a capability or a
+# writable root filesystem. 65532 is the distroless `nonroot` user the published builds run as.
+_CSR_SIGNER_SECURITY_CONTEXT: dict[str, Any] = {
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "runAsNonRoot": True,
+    "runAsUser": 65532,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+
+
+def _apiserver_extra_args(cluster: TenantCluster) -> dict[str, Any]:
+    """The spec's extra flags as `--name=value` (bare `--name` for an empty value), sorted so the render is
+    stable; no `extraArgs` key at all when there are none."""
+    extra_args = cluster.spec.control_plane.api_server.extra_args
+    if not extra_args:
+        return {}
+    return {"extraArgs": [f"--{k}={v}" if v else f"--{k}" for k, v in sorted(extra_args.items())]}
 
 
 # KamajiControlPlane field -> catalogue image; Kamaji runs `<spec.registry>/<containerImageName>:<spec.version>`.
@@ -31,7 +52,11 @@ CONTROL_PLANE_COMPONENTS = dict(zip(("apiServer", "controllerManager", "schedule
 def _konnectivity(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
     """Kamaji runs `<image>:<version>`; a version is set only where the table overrides its derivation."""
     version = konnectivity_version(cluster)
-    server: dict[str, Any] = {"port": 8132, "image": images.repository("konnectivity-server")}
+    server: dict[str, Any] = {
+        "port": 8132,
+        "image": images.repository("konnectivity-server"),
+        "resources": component_resources("konnectivity", cluster.spec.control_plane.resources.konnectivity),
+    }
     agent: dict[str, Any] = {"image": images.repository("konnectivity-agent")}
     if version is not None:
         server["version"] = agent["version"] = version
@@ -49,6 +74,7 @@ def render_kamaji_control_plane(
     """certSANs: the Service's DNS names, its address once observed (a worker dials the address), and
     the exposed host name."""
     names = Names(cluster)
+    resources = cluster.spec.control_plane.resources
     version = kubernetes_patch(cluster)
     cert_sans = names.apiserver_dns_names(observed)
     if observed is not None and observed.endpoint not in cert_sans:
@@ -67,8 +93,13 @@ def render_kamaji_control_plane(
             "replicas": cluster.spec.control_plane.replicas,
             "version": version,
             "registry": control_plane_registry(images),
+            # Without requests every tenant's apiserver is BestEffort: first evicted, refused under a quota.
             **{
-                field: {"containerImageName": images.repository(image).rpartition("/")[2]}
+                field: {
+                    "containerImageName": images.repository(image).rpartition("/")[2],
+                    "resources": component_resources(field, resources.component(field)),
+                    **(_apiserver_extra_args(cluster) if field == "apiServer" else {}),
+                }
                 for field, image in CONTROL_PLANE_COMPONENTS.items()
             },
             "dataStoreName": cluster.spec.control_plane.data_store_name,
@@ -82,6 +113,8 @@ def render_kamaji_control_plane(
                         "image": str(images.ref("talos-csr-signer")),
                         "imagePullPolicy": "IfNotPresent",
                         "ports": [{"name": "trustd", "containerPort": 50001, "protocol": "TCP"}],
+                        "resources": copy.deepcopy(CSR_SIGNER_RESOURCES),
+                        "securityContext": copy.deepcopy(_CSR_SIGNER_SECURITY_CONTEXT),
                         "env": [
                             {
                                 "name": "TALOS_TOKEN",

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tenantctl.problems import Problems
-from tenantctl.render.addons import render_addons
+from tenantctl.render.addons import TenantAddon, charts_in_use, render_addons, tenant_addons
 from tenantctl.render.autoscaler import render_autoscaler
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
@@ -18,7 +18,7 @@ from tenantctl.render.talos_config import CABPT_API, check_observed, render_talo
 from tenantctl.render.talos_pki import render_talos_pki
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, TenantInput
 
-__all__ = ["refuse_collisions", "render_cluster", "render_tenant", "render_tenant_bootstrap"]
+__all__ = ["addons_of", "refuse_collisions", "render_cluster", "render_tenant", "render_tenant_bootstrap"]
 
 ObservedMap = Mapping[tuple[str, str], ObservedState]
 
@@ -63,8 +63,7 @@ def _render_cluster_sourced(
     sourced += [(at, o) for o in substrate.render_controllers(cluster, images)]
     sourced += [(at, o) for o in render_autoscaler(cluster, pools, substrate.machine_templates, images)]
     if observed is not None:
-        release = substrate.csi_node_release(cluster, images)
-        sourced += [(at, o) for o in render_addons(cluster, observed, charts, release, images)]
+        sourced += [(at, o) for o in render_addons(cluster, observed, charts, addons_of(cluster, images), images)]
     return sourced
 
 
@@ -110,14 +109,19 @@ def render_cluster(
     return [o for _, o in sourced]
 
 
+def addons_of(cluster: TenantCluster, images: ImagesSpec) -> tuple[TenantAddon, ...]:
+    """The add-on releases a cluster gets: what its releases and its chart sources are both made from."""
+    return tenant_addons(SUBSTRATES[cluster.spec.substrate].csi_node_release(cluster, images))
+
+
 def render_tenant(
     tenant: TenantInput,
     observed: ObservedMap | None = None,
     charts: ChartSourcesSpec | None = None,
     images: ImagesSpec | None = None,
 ) -> list[dict[str, Any]]:
-    """The platform's chart sources, then all clusters of an input ordered by namespace and name;
-    refuses observations of unknown clusters and two objects with one identity."""
+    """The chart sources the input's add-ons use, then all clusters of an input ordered by namespace and
+    name; refuses observations of unknown clusters and two objects with one identity."""
     charts = charts or ChartSourcesSpec()
     images = images or ImagesSpec()
     observed = observed or {}
@@ -126,7 +130,8 @@ def render_tenant(
     for ns, name in sorted(set(observed) - known):
         problems.error(f"ObservedState/{name}.metadata", f"no TenantCluster {ns}/{name} in the input")
     problems.raise_if_errors()
-    sourced: Sourced = [("Platform spec.charts", o) for o in render_chart_sources(charts)]
+    in_use = set().union(*(charts_in_use(addons_of(c, images)) for c in tenant.clusters))
+    sourced: Sourced = [("Platform spec.charts", o) for o in render_chart_sources(charts, in_use)]
     for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         key = (cluster.metadata.namespace, cluster.metadata.name)
         sourced += _render_cluster_sourced(cluster, tenant.pools_of(cluster), observed.get(key), charts, images)

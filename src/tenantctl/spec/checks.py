@@ -14,6 +14,7 @@ from decimal import Decimal
 from tenantctl.problems import Problems
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.autoscaling import check_autoscaling
+from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.durations import DurationError, parse_go_duration
 from tenantctl.spec.errors import shown
 from tenantctl.spec.exposure import check_expose
@@ -62,6 +63,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
     _check_versions(at, tc, problems)
     _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
+    check_control_plane(at, spec.control_plane, problems)
     check_expose(at, spec.expose, spec.substrate, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from tenantctl.spec import syntax
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.control_plane import ApiServerSpec, ControlPlaneResourcesSpec
 from tenantctl.spec.exposure import ExposeSpec
 from tenantctl.spec.patterns import INT64_MAX
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
@@ -56,6 +57,8 @@ class ControlPlaneSpec(SpecModel):
     data_store_name: str = Field(
         default="default", max_length=_NAME, description="Kamaji DataStore holding the tenant's etcd data."
     )
+    resources: ControlPlaneResourcesSpec = Field(default_factory=ControlPlaneResourcesSpec)
+    api_server: ApiServerSpec = Field(default_factory=ApiServerSpec)
 
 
 class NetworkSpec(SpecModel):
