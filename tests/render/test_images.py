@@ -319,3 +319,14 @@ def test_a_mirrored_render_with_worker_registry_mirrors_passes_the_upstream_crds
         parse_tenant_documents(docs), parse_observed(load_example(observed)), None, ImagesSpec(registry_mirror=MIRROR)
     )
     assert_valid(objects)
+
+
+def test_an_installer_repository_with_a_trailing_slash_is_accepted(tmp_path: Path, proxmox_docs: Docs) -> None:
+    """The renderer strips it; refusing it would break specs that rendered before the check existed."""
+    doc(proxmox_docs, "TenantCluster")["spec"]["talos"]["installerRepository"] = "factory.talos.dev/installer/"
+    source = tmp_path / "tenant.yaml"
+    source.write_text(yaml.safe_dump_all(proxmox_docs))
+    result = CliRunner().invoke(app, ["images", "-f", str(source)])
+    assert result.exit_code == 0, result.stderr
+    schematic = doc(proxmox_docs, "TenantCluster")["spec"]["talos"]["schematicID"]
+    assert f"factory.talos.dev/installer/{schematic}:" in result.stdout

@@ -40,6 +40,8 @@ def _w(how: str) -> Refusal:
     return Refusal(Layer.WEBHOOK, how)
 
 
+_MAP_KEYS = "map keys: no CEL rule (a key's length cannot be bounded for the cost)"
+
 # Keys are the refusal cases of the spec tests (or the start of a family of them, e.g. every
 # "label key …" case), plus the refusals only a live object can have (`LIVE_ONLY`).
 REFUSALS: dict[str, Refusal] = {
@@ -112,8 +114,8 @@ REFUSALS: dict[str, Refusal] = {
     "negative Ready=Unknown timeout": _s("`pattern` (an unsigned Go duration)"),
     "zero node startup timeout": _c("`duration(self) >= duration('30s')`"),
     "node startup timeout under CAPI's 30s": _c("`duration(self) >= duration('30s')`"),
-    "label in reserved domain": _w("map keys: no CEL rule (a key's length cannot be bounded for the cost)"),
-    "label key": _w("map keys: no CEL rule (a key's length cannot be bounded for the cost)"),
+    "label in reserved domain": _w(_MAP_KEYS),
+    "label key": _w(_MAP_KEYS),
     "label value": _s("`pattern`, `maxLength` on the map's values"),
     "taint effect": _s("`enum`, `required`"),
     "taint key and effect twice": _s("`x-kubernetes-list-type: map` keyed by key and effect"),
@@ -126,6 +128,10 @@ REFUSALS: dict[str, Refusal] = {
     "spec.expose (every case of its own suite)": _c(
         "type from the substrate's default; fields per type; hostname, address, source ranges"
     ),
+    "spec.controlPlane resources (cases of its own suite)": _c(
+        "preset `enum`; preset xor requests/limits; positive quantities; limit not below its request"
+    ),
+    "spec.controlPlane.apiServer.extraArgs": _w(_MAP_KEYS),
     "NodePool spec.autoscaling (every case of its own suite)": _c(
         "Go-duration `pattern` and a positive `duration()`; only with minReplicas/maxReplicas"
     ),
@@ -138,6 +144,8 @@ REFUSALS: dict[str, Refusal] = {
 
 
 OWN_SUITES = frozenset({
+    "spec.controlPlane resources (cases of its own suite)",
+    "spec.controlPlane.apiServer.extraArgs",
     "spec.expose (every case of its own suite)",
     "NodePool spec.autoscaling (every case of its own suite)",
 })
