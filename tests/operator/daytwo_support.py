@@ -103,3 +103,69 @@ def set_status(mgmt: KubeEmulator, kind: str, name: str, status: dict[str, Any],
     assert obj is not None, (kind, name)
     obj["status"] = status
     mgmt.put(PLURALS.get(kind, kind), obj)
+
+
+def machine(name: str, phase: str, node: str | None, provider_id: str | None, **status: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "cluster.x-k8s.io/v1beta1",
+        "kind": "Machine",
+        "metadata": {"name": name, "namespace": NS, "creationTimestamp": "2026-11-30T09:40:00Z",
+                     "labels": {"cluster.x-k8s.io/cluster-name": NAME,
+                                "cluster.x-k8s.io/deployment-name": f"{NAME}-md0"}},
+        "spec": {"clusterName": NAME, **({"providerID": provider_id} if provider_id else {}),
+                 "infrastructureRef": {"apiVersion": "infrastructure.cluster.x-k8s.io/v1alpha1",
+                                       "kind": "ProxmoxMachine", "name": name}},
+        "status": {"phase": phase, **({"nodeRef": {"kind": "Node", "name": node}} if node else {}), **status},
+    }
+
+
+def node(name: str, *, ready: bool, provider_id: str | None, uninitialized: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {"providerID": provider_id} if provider_id else {}
+    if uninitialized:
+        spec["taints"] = [{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true",
+                           "effect": "NoSchedule"}]
+    return {"metadata": {"name": name, "creationTimestamp": "2026-11-30T09:45:00Z"}, "spec": spec,
+            "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+
+
+async def seed_day_two(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    """Three workers wanted: one Running with its Node initialised, one whose Node the CCM has not
+    initialised yet, one stuck provisioning on Proxmox; the CSI controller down and its release failed."""
+    docs = documents()
+    docs[1]["spec"]["replicas"] = 3
+    seed_management(mgmt, docs, url(tenant))
+    await applied(mgmt, docs)
+    set_status(mgmt, "Cluster", NAME, {"phase": "Provisioned"})
+    cluster = mgmt.get(PLURALS["Cluster"], NS, NAME)
+    assert cluster is not None
+    cluster["spec"]["controlPlaneEndpoint"] = {"host": "192.0.2.10", "port": 6443}
+    mgmt.put(PLURALS["Cluster"], cluster)
+    set_status(mgmt, "KamajiControlPlane", NAME, {"readyReplicas": 2, "version": "v1.33.6"})
+    set_status(mgmt, "MachineDeployment", f"{NAME}-md0", {"replicas": 3, "readyReplicas": 1})
+    set_status(mgmt, "Deployment", f"{NAME}-pccm", {"readyReplicas": 1})
+    set_status(mgmt, "Deployment", f"{NAME}-pcsi-controller", {"readyReplicas": 0})
+    set_status(mgmt, "HelmRelease", f"{NAME}-cilium", {"conditions": [
+        {"type": "Ready", "status": "True", "reason": "InstallSucceeded", "message": "Helm install succeeded"}]})
+    set_status(mgmt, "HelmRelease", f"{NAME}-coredns", {"conditions": [
+        {"type": "Ready", "status": "True", "reason": "InstallSucceeded", "message": "Helm install succeeded"}]})
+    set_status(mgmt, "HelmRelease", f"{NAME}-csi", {"conditions": [
+        {"type": "Ready", "status": "False", "reason": "InstallFailed",
+         "message": "Helm install failed: context deadline exceeded"}]})
+    machines = [
+        machine(f"{NAME}-md0-a", "Running", f"{NAME}-md0-a", "proxmox://1b0d7a1e-aaaa"),
+        machine(f"{NAME}-md0-b", "Running", f"{NAME}-md0-b", None),
+        machine(f"{NAME}-md0-c", "Provisioning", None, None),
+    ]
+    for m in machines:
+        mgmt.put(MACHINES[0], m)
+    mgmt.put(PROXMOX_MACHINES[0], {
+        "metadata": {"name": f"{NAME}-md0-c", "namespace": NS},
+        "status": {"ready": False, "failureMessage": "no node in allowedNodes has 8G of free memory"}})
+    declare(tenant, TENANT_KINDS)
+    tenant.put("v1/nodes", node(f"{NAME}-md0-a", ready=True, provider_id="proxmox://1b0d7a1e-aaaa"))
+    tenant.put("v1/nodes", node(f"{NAME}-md0-b", ready=False, provider_id=None, uninitialized=True))
+    tenant.put("v1/pods", {"metadata": {"name": "proxmox-csi-plugin-node-x7k2p", "namespace": "csi-proxmox"},
+                           "spec": {"nodeName": f"{NAME}-md0-a"}, "status": {"phase": "Running"}})
+    tenant.put("storage.k8s.io/v1/storageclasses", {
+        "metadata": {"name": "pve-zfs", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "provisioner": "csi.proxmox.sinextra.dev"})

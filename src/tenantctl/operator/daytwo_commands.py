@@ -28,6 +28,10 @@ class GetFormat(StrEnum):
     json = "json"
 
 
+class Described(StrEnum):
+    tenant = "tenant"
+
+
 class TreeFormat(StrEnum):
     tree = "tree"
     json = "json"
@@ -158,7 +162,47 @@ def _belongs(doc: dict[str, Any], namespace: str, cluster: str) -> bool:
     return doc.get("kind") == "NodePool" and spec.get("cluster") == cluster
 
 
+@refusals_exit_2
+def describe(
+    what: Annotated[Described, typer.Argument(help="What to describe: tenant.")],
+    name: Annotated[str, typer.Argument(help="The TenantCluster's name.")],
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="The TenantCluster's namespace.")],
+    output: Annotated[TreeFormat, typer.Option("-o", "--output", help="Output format.")] = TreeFormat.tree,
+    tenant_timeout: Annotated[
+        float, typer.Option("--tenant-timeout", help="Seconds the tenant's API may take to answer.")
+    ] = 5.0,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+) -> None:
+    """A tree from the TenantCluster down to the tenant's Nodes; what is wrong is marked with what to look at next.
+
+    Reads the tenant through the admin kubeconfig Secret Kamaji writes (so `get` on that Secret too).
+    """
+    import asyncio
+    import datetime
+
+    from tenantctl.operator.commands import _connection
+    from tenantctl.operator.describe import TreeNode, describe_tenant, render_tree
+    from tenantctl.operator.kube import APIError, KubeClient
+
+    now = datetime.datetime.now(tz=datetime.UTC)
+
+    async def fetch() -> TreeNode:
+        async with KubeClient(_connection(kubeconfig, context)) as api:
+            return await describe_tenant(api, namespace, name, now, tenant_timeout)
+
+    try:
+        tree = asyncio.run(fetch())
+    except APIError as exc:
+        raise _api_failed(exc) from None
+    if output is TreeFormat.json:
+        typer.echo(_dump(tree.data(), "json"), nl=False)
+    else:
+        typer.echo(render_tree(tree), nl=False)
+
+
 def register(app: typer.Typer) -> None:
     """Attach `get`, `plan` and `describe` to the root app."""
     app.command()(get)
     app.command()(plan)
+    app.command()(describe)
