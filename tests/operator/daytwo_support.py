@@ -84,14 +84,14 @@ def _cluster(docs: list[dict[str, Any]]) -> Any:
     return parse_tenant_documents(docs).clusters[0]
 
 
-async def applied(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def applied(mgmt: KubeEmulator, docs: list[dict[str, Any]], domain: str | None = None) -> list[dict[str, Any]]:
     """What the operator applied for `docs`: rendered with the observations the cluster holds, stored."""
     from tenantctl.operator.plan import observe_read_only
 
     tenant = parse_tenant_documents(docs)
     cluster = tenant.clusters[0]
     async with KubeClient(Connection(url(mgmt))) as api:
-        observation = await observe_read_only(api, cluster)
+        observation = await observe_read_only(api, cluster, domain)
     objects = render_cluster(cluster, tenant.pools_of(cluster), observation.observed)
     for obj in objects:
         mgmt.put(PLURALS[obj["kind"]], copy.deepcopy(obj))

@@ -66,6 +66,20 @@ async def test_an_input_the_cluster_holds_plans_no_op_everywhere_and_exits_0(
     assert result.output.splitlines()[-1] == f"  summary: {len(rendered)} no-op"
 
 
+async def test_the_management_domain_is_the_one_the_operator_applied_unless_given(
+    mgmt: KubeEmulator, tmp_path: Path
+) -> None:
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs, "corp.internal")
+    assert not (await plan_of(mgmt, docs)).changed
+    given = await asyncio.to_thread(invoke, mgmt, tmp_path, docs, "--management-cluster-domain", "cluster.local")
+    assert given.exit_code == 3
+    assert "~ spec.network.certSANs: " in given.output
+    refused = await asyncio.to_thread(invoke, mgmt, tmp_path, docs, "--management-cluster-domain", "not a domain")
+    assert refused.exit_code == 2 and "--management-cluster-domain" in refused.output
+
+
 async def test_each_class_is_told_with_its_detail(mgmt: KubeEmulator, tmp_path: Path) -> None:
     docs = documents()
     seed_management(mgmt, docs, None)

@@ -111,6 +111,10 @@ def plan(
         Path | None, typer.Option("--platform", help="Platform YAML: chart sources and image overrides, if any.")
     ] = None,
     output: Annotated[TreeFormat, typer.Option("-o", "--output", help="Output format.")] = TreeFormat.tree,
+    management_cluster_domain: Annotated[
+        str | None,
+        typer.Option(help="The management cluster's DNS domain (default: as the operator last applied it)."),
+    ] = None,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
@@ -125,8 +129,14 @@ def plan(
     from tenantctl.operator.commands import _connection
     from tenantctl.operator.kube import APIError, KubeClient
     from tenantctl.operator.plan import TenantPlan, plan_cluster, render_text
+    from tenantctl.problems import InvalidInput, Problem
     from tenantctl.spec import parse_tenant_documents
+    from tenantctl.spec.names import is_dns_subdomain
 
+    if management_cluster_domain is not None and not is_dns_subdomain(management_cluster_domain):
+        raise InvalidInput(
+            [Problem("--management-cluster-domain", f"{management_cluster_domain!r} is not a DNS domain")]
+        )
     docs = load_file(filename)
     tenant = parse_tenant_documents(docs)
     charts, images = _platform(platform)
@@ -137,7 +147,8 @@ def plan(
             for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
                 ns, name = cluster.metadata.namespace, cluster.metadata.name
                 own = [d for d in docs if _belongs(d, ns, name)]
-                out.append(await plan_cluster(api, cluster, tenant.pools_of(cluster), own, charts, images))
+                pools = tenant.pools_of(cluster)
+                out.append(await plan_cluster(api, cluster, pools, own, charts, images, management_cluster_domain))
         return out
 
     try:

@@ -16,6 +16,7 @@ from typing import Any
 from tenantctl.operator.apply import _REPLACE_ON_IMMUTABLE, comparable, covers, kind_key
 from tenantctl.operator.kube import KubeClient, Resource
 from tenantctl.operator.observe import _SECRET_KEYS, Observation, decode_secret, generate_talos_secrets, observe
+from tenantctl.operator.settings import OperatorSettings
 from tenantctl.render import Names, cluster_labels, render_cluster
 from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import NodePool, TalosSecrets, TenantCluster
@@ -24,6 +25,7 @@ __all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster"
 
 Obj = dict[str, Any]
 API = "tenantctl.io/v1alpha1"
+DEFAULT_MANAGEMENT_DOMAIN = OperatorSettings.management_cluster_domain
 _MACHINE_TEMPLATES = frozenset({"ProxmoxMachineTemplate", "KubevirtMachineTemplate"})
 # Values of these kinds' data never reach a plan's output: a change is told, not shown.
 _SECRET_KINDS = frozenset({"Secret"})
@@ -83,14 +85,30 @@ class TenantPlan:
         return out
 
 
-async def observe_read_only(api: KubeClient, cluster: TenantCluster) -> Observation:
+async def applied_management_domain(api: KubeClient, cluster: TenantCluster) -> str | None:
+    """The management cluster domain the operator rendered with, read back from the apiserver's
+    certSANs on the live KamajiControlPlane (`<svc>.<ns>.svc.<domain>`); None before the first apply."""
+    names = Names(cluster)
+    res = await api.resource("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+    kcp = None if res is None else await api.get(res, names.control_plane, names.namespace)
+    prefix = f"{names.apiserver_service}.{names.namespace}.svc."
+    sans = ((kcp or {}).get("spec") or {}).get("network", {}).get("certSANs") or []
+    return next((str(s).removeprefix(prefix) for s in sans if str(s).startswith(prefix)), None)
+
+
+async def observe_read_only(
+    api: KubeClient, cluster: TenantCluster, management_domain: str | None = None
+) -> Observation:
     """The operator's observation without its one write: absent Talos secrets are not generated here
-    (the TalosConfigTemplates then plan with fresh ones; they are `create` anyway on a new tenant)."""
+    (the TalosConfigTemplates then plan with fresh ones; they are `create` anyway on a new tenant).
+    The operator observes the management cluster's domain in its own pod; here it is given, or read
+    back from what the operator applied."""
     names = Names(cluster)
     secret = await api.get(await api.require("v1", "Secret"), names.talos_secrets, names.namespace)
     values = decode_secret(secret) if secret is not None else generate_talos_secrets()
     talos = TalosSecrets(**{name: values.get(key, "") for key, name in _SECRET_KEYS.items()})
-    return await observe(api, cluster, talos)
+    domain = management_domain or await applied_management_domain(api, cluster) or DEFAULT_MANAGEMENT_DOMAIN
+    return await observe(api, cluster, talos, domain)
 
 
 def _split(key: str) -> tuple[str, str]:
@@ -161,12 +179,13 @@ async def plan_cluster(
     documents: Sequence[Mapping[str, Any]],
     charts: Any = None,
     images: Any = None,
+    management_domain: str | None = None,
 ) -> TenantPlan:
     """Classify every object the operator would render for `cluster` against the live inventory."""
     names = Names(cluster)
     ns, name = cluster.metadata.namespace, cluster.metadata.name
     plan = TenantPlan(ns, name)
-    observation = await observe_read_only(api, cluster)
+    observation = await observe_read_only(api, cluster, management_domain)
     if observation.observed is None:
         plan.waiting = observation.message
     desired = render_cluster(cluster, pools, observation.observed, charts, images)
