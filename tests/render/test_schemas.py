@@ -13,6 +13,8 @@ from tenant_support import EXAMPLES, load_example
 from tenantctl.cli import app
 from tenantctl.render import render_tenant, render_tenant_bootstrap
 from tenantctl.spec import parse_observed, parse_tenant_documents
+from tenantctl.validate import DEFAULT_KUBERNETES_VERSION
+from tenantctl.validate.core import schema_version
 
 CASES = [("kubevirt.yaml", None), ("kubevirt.yaml", "observed-kubevirt.yaml"),
          ("proxmox.yaml", None), ("proxmox.yaml", "observed-proxmox.yaml")]
@@ -36,7 +38,23 @@ def test_validate_command_on_the_proxmox_example(shared: Path) -> None:
         "--crds", str(shared / "crds"),
     ])
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == "ok\n"
+    assert result.stdout.startswith("ok: 21 objects checked (4 against Kubernetes ")
+    assert ", 17 against the CRDs in " in result.stdout
+    assert "not checked" not in result.stderr
+
+
+def test_validate_without_crds_says_what_it_did_not_check() -> None:
+    """Exit 0 (what was judged passed) with the unchecked kinds named as a warning: never a bare `ok`."""
+    result = CliRunner().invoke(app, [
+        "validate", "-f", str(EXAMPLES / "proxmox.yaml"), "--observed", str(EXAMPLES / "observed-proxmox.yaml"),
+    ])
+    assert result.exit_code == 0, result.stderr
+    core = schema_version(DEFAULT_KUBERNETES_VERSION)
+    assert result.stdout == f"ok: 4 objects checked (4 against Kubernetes {core} core schemas, no --crds given)\n"
+    (gap,) = result.stderr.splitlines()
+    assert gap.startswith("warning: validate: 17 objects not checked: no schema for ")
+    assert gap.endswith(" (give --crds DIR with the upstream CRDs)")
+    assert " cluster.x-k8s.io/v1beta1 Cluster, " in gap and " helm.toolkit.fluxcd.io/v2 HelmRelease (3), " in gap
 
 
 def test_validate_command_reports_what_a_crd_refuses(shared: Path, tmp_path: Path) -> None:
@@ -47,3 +65,6 @@ def test_validate_command_reports_what_a_crd_refuses(shared: Path, tmp_path: Pat
     result = CliRunner().invoke(app, ["validate", "-f", str(EXAMPLES / "proxmox.yaml"), "--crds", str(crds)])
     assert result.exit_code == 2
     assert "ProxmoxCluster/acme" in result.stderr
+    (gap,) = [line for line in result.stderr.splitlines() if line.startswith("--crds: ")]
+    assert f"objects not checked: no CRD in {crds} for " in gap
+    assert "infrastructure.cluster.x-k8s.io/v1alpha1 ProxmoxCluster" in gap
