@@ -25,6 +25,7 @@ from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.quantity import QuantityError, parse_quantity
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
+from tenantctl.spec.worker_network import check_worker_network
 
 __all__ = ["check_ip_capacity", "check_node_pool", "check_tenant_cluster", "pool_addresses", "ref"]
 
@@ -62,6 +63,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
                 "spec.talos.schematicID are what set the installer image there",
             )
         _check_proxmox_cluster(at, spec.proxmox, problems)
+        check_worker_network(at, tc, problems)
     elif spec.proxmox is not None:
         problems.warn(f"{at}.spec.proxmox", f"ignored: the cluster's substrate is {spec.substrate!r}")
 

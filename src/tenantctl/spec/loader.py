@@ -77,7 +77,7 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list
             problems.error(
                 f"{at}.kind",
                 f"unsupported apiVersion/kind {api_version}/{kind}; expected {API_VERSION} "
-                f"{' or '.join(_KINDS)}",
+                f"{' or '.join(_KINDS)}{_kind_hint(kind)}",
             )
             continue
         try:
@@ -88,6 +88,14 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list
             if salvaged is not None:
                 models.append(salvaged)
     return models
+
+
+def _kind_hint(kind: object) -> str:
+    """Kinds are case-sensitive: `Nodepool` is refused, and the message says which one was meant."""
+    if not isinstance(kind, str):
+        return ""
+    meant = next((k for k in (*_KINDS, *_FOREIGN_KINDS) if k.lower() == kind.lower() and k != kind), None)
+    return f"; did you mean {meant!r}? (kinds are case-sensitive)" if meant else ""
 
 
 def _without_unknown_fields(
