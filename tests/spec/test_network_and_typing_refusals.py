@@ -98,7 +98,8 @@ def test_refused_with_the_field_named(
 
 def test_a_non_version_string_field_given_a_number_is_told_to_quote_it(tmp_path: Path) -> None:
     found = refusals(render(tmp_path, "kubevirt.yaml", _set("spec.controlPlane.dataStoreName", 12)))
-    assert found["TenantCluster/demo.spec.controlPlane.dataStoreName"] == '12 is a YAML number, not a string; quote it ("12")'
+    at = "TenantCluster/demo.spec.controlPlane.dataStoreName"
+    assert found[at] == '12 is a YAML number, not a string; quote it ("12")'
 
 
 ACCEPTED: dict[str, tuple[str, Mutation]] = {
