@@ -47,6 +47,7 @@ def operator(
 
     import kopf
 
+    from tenantctl.operator.certificates import stop_on_new_certificate
     from tenantctl.operator.handlers import OperatorContext, build_registry
     from tenantctl.operator.settings import OperatorSettings, WebhookSettings
 
@@ -57,11 +58,23 @@ def operator(
         webhook = WebhookSettings(port=webhook_port, cert_dir=str(webhook_cert_dir) if webhook_cert_dir else None)
     settings = OperatorSettings(resync_interval=resync, webhook=webhook)
     ctx = OperatorContext(_connection(kubeconfig, context), settings)
-    asyncio.run(
-        kopf.operator(
-            registry=build_registry(ctx), clusterwide=True, standalone=True, liveness_endpoint=liveness
-        )
-    )
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(stop_on_new_certificate(webhook_cert_dir, stop)) if webhook_cert_dir else None
+        try:
+            await kopf.operator(
+                registry=build_registry(ctx),
+                clusterwide=True,
+                standalone=True,
+                liveness_endpoint=liveness,
+                stop_flag=stop,
+            )
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+
+    asyncio.run(run())
 
 
 @refusals_exit_2

@@ -3,6 +3,12 @@
 The sources (Flux HelmRepository / OCIRepository objects) of the charts in use are rendered once, in one
 namespace; every cluster's HelmReleases point at them. A platform that mirrors charts overrides an
 entry in its Platform document's `spec.charts`; whatever it leaves out keeps the upstream default.
+
+Every default below names a chart its publisher serves at that address and version. Where the version
+was read: the publisher's Helm repository index (`index.yaml` on the `gh-pages` branch) or the
+`helm pull … --version` Cozystack vendors from it (`cozystack/cozystack` 3c780acd,
+`packages/system/<name>/Makefile` and `charts/<name>/Chart.yaml`). Like every source, an optional
+add-on's (`OPTIONAL_CHARTS`) is rendered only while some cluster of the input enables it.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from tenantctl.spec.base import SpecModel
 
 __all__ = [
     "ADDON_CHARTS",
+    "CORE_CHARTS",
     "DEFAULT_CHART_SOURCES",
+    "OPTIONAL_CHARTS",
     "SOURCE_API",
     "ChartSource",
     "ChartSourcesSpec",
@@ -27,7 +35,10 @@ __all__ = [
 ]
 
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
-ADDON_CHARTS = ("cilium", "coredns", "proxmox-csi", "kubevirt-csi-node")
+# Charts of the add-ons every tenant gets, then those a TenantCluster enables in spec.addons.
+CORE_CHARTS = ("cilium", "coredns", "proxmox-csi", "metrics-server", "snapshot-controller")
+OPTIONAL_CHARTS = ("cert-manager", "ingress-nginx", "vertical-pod-autoscaler", "velero", "gpu-operator")
+ADDON_CHARTS = CORE_CHARTS + OPTIONAL_CHARTS
 _HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 
 
@@ -62,9 +73,22 @@ DEFAULT_CHART_SOURCES: Mapping[str, ChartSource] = {
     "cilium": _source("HelmRepository", "https://helm.cilium.io/", "1.17.6", "cilium"),
     "coredns": _source("HelmRepository", "https://coredns.github.io/helm", "1.43.0", "coredns"),
     "proxmox-csi": _source("OCIRepository", "oci://ghcr.io/sergelogvinov/charts/proxmox-csi-plugin", "0.5.12"),
-    # KubeVirt's CSI driver publishes no chart upstream. This address is a placeholder, not a verified
-    # artifact: a kubevirt platform sets spec.charts.sources.kubevirt-csi-node to its own packaging.
-    "kubevirt-csi-node": _source("OCIRepository", "oci://ghcr.io/cozystack/cozystack/kubevirt-csi-node", "0.1.0"),
+    # kubernetes-sigs/metrics-server gh-pages index.yaml: 3.13.0 ships metrics-server 0.8.0.
+    "metrics-server": _source(
+        "HelmRepository", "https://kubernetes-sigs.github.io/metrics-server/", "3.13.0", "metrics-server"
+    ),
+    # piraeusdatastore/helm-charts gh-pages index.yaml (2026-07-21): 5.2.0, external-snapshotter v8.6.0 CRDs.
+    "snapshot-controller": _source(
+        "HelmRepository", "https://piraeus.io/helm-charts/", "5.2.0", "snapshot-controller"
+    ),
+    # The versions Cozystack pulls (`helm pull <repo>/<chart> --version`) from these repositories.
+    "cert-manager": _source("HelmRepository", "https://charts.jetstack.io", "v1.20.2", "cert-manager"),
+    "ingress-nginx": _source("HelmRepository", "https://kubernetes.github.io/ingress-nginx", "4.11.2", "ingress-nginx"),
+    "vertical-pod-autoscaler": _source(
+        "HelmRepository", "https://cowboysysop.github.io/charts/", "11.1.1", "vertical-pod-autoscaler"
+    ),
+    "velero": _source("HelmRepository", "https://vmware-tanzu.github.io/helm-charts", "12.0.3", "velero"),
+    "gpu-operator": _source("HelmRepository", "https://helm.ngc.nvidia.com/nvidia", "v26.3.1", "gpu-operator"),
 }
 
 

@@ -13,6 +13,8 @@ from tenantctl.render.capi import render_capi_cluster, render_machine_deployment
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import render_kamaji_control_plane
+from tenantctl.render.optional_addons import optional_addons
+from tenantctl.render.standard_addons import standard_addons
 from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import CABPT_API, check_observed, render_talos_config_template
 from tenantctl.render.talos_pki import render_talos_pki
@@ -67,8 +69,14 @@ def render_cluster(
 
 
 def addons_of(cluster: TenantCluster, images: ImagesSpec) -> tuple[TenantAddon, ...]:
-    """The add-on releases a cluster gets: what its releases and its chart sources are both made from."""
-    return tenant_addons(SUBSTRATES[cluster.spec.substrate].csi_node_release(cluster, images))
+    """The add-on releases a cluster gets: what its releases and its chart sources are both made from.
+    The substrate's (cilium, coredns, CSI node), metrics and snapshots, then the enabled optional ones."""
+    substrate = SUBSTRATES[cluster.spec.substrate]
+    return (
+        *tenant_addons(substrate.csi_node_release(cluster, images)),
+        *standard_addons(substrate),
+        *optional_addons(cluster),
+    )
 
 
 def render_tenant(
@@ -94,6 +102,13 @@ def render_tenant(
     return objects
 
 
-def render_tenant_bootstrap(cluster: TenantCluster, observed: ObservedState) -> list[dict[str, Any]]:
-    """Objects applied inside the tenant through its admin kubeconfig."""
-    return render_tenant_bootstrap_objects(cluster, observed)
+def render_tenant_bootstrap(
+    cluster: TenantCluster, observed: ObservedState, images: ImagesSpec | None = None
+) -> list[dict[str, Any]]:
+    """Objects applied inside the tenant through its admin kubeconfig: the bootstrap token and node RBAC,
+    then what the substrate needs there (KubeVirt: the CSI node plugin and StorageClasses)."""
+    substrate = SUBSTRATES[cluster.spec.substrate]
+    return [
+        *render_tenant_bootstrap_objects(cluster, observed),
+        *substrate.render_tenant_objects(cluster, images or ImagesSpec()),
+    ]

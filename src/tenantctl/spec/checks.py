@@ -13,6 +13,7 @@ from decimal import Decimal
 
 from tenantctl.problems import Problems
 from tenantctl.spec import syntax
+from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.control_plane_checks import check_control_plane
@@ -23,17 +24,28 @@ from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.quantity import QuantityError, parse_quantity
+from tenantctl.spec.storage import check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
 from tenantctl.spec.worker_network import check_worker_network
 
-__all__ = ["check_ip_capacity", "check_node_pool", "check_tenant_cluster", "pool_addresses", "ref"]
+__all__ = [
+    "check_gpu_operator",
+    "check_ingress_pools",
+    "check_ip_capacity",
+    "check_node_pool",
+    "check_tenant_cluster",
+    "pool_addresses",
+    "ref",
+]
 
 _KUBE_VERSION = re.compile(syntax.KUBE_VERSION)
 _TALOS_VERSION = re.compile(syntax.TALOS_VERSION)
 _SCHEMATIC = re.compile(syntax.SCHEMATIC_ID)
 _PERCENT = re.compile(r"[0-9]+%")
 _PVE_TAG = re.compile(syntax.PVE_TAG)
+# An extended resource name as KubeVirt's permittedHostDevices names a GPU: `<vendor domain>/<name>`.
+_DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
 def ref(kind: str, name: str) -> str:
@@ -64,8 +76,16 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
             )
         _check_proxmox_cluster(at, spec.proxmox, problems)
         check_worker_network(at, tc, problems)
-    elif spec.proxmox is not None:
-        problems.warn(f"{at}.spec.proxmox", f"ignored: the cluster's substrate is {spec.substrate!r}")
+        if spec.addons.gpu_operator.enabled:
+            problems.error(
+                f"{at}.spec.addons.gpuOperator.enabled",
+                "refused on substrate proxmox: tenantctl passes GPUs only into kubevirt workers (spec.kubevirt.gpus)",
+            )
+    else:
+        if spec.proxmox is not None:
+            problems.warn(f"{at}.spec.proxmox", f"ignored: the cluster's substrate is {spec.substrate!r}")
+        check_storage_classes(f"{at}.spec.kubevirt.storageClasses", spec.kubevirt.storage_classes, problems)
+    check_addons(at, spec.addons, problems)
 
 
 def _check_meta_name(at: str, name: str, namespace: str, problems: Problems) -> None:
@@ -170,16 +190,8 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
     else:
         _check_ipv4_config(f"{base}.ipv4Config", px, problems)
     _check_credential_names(base, px, problems)
-    defaults = [sc.name for sc in px.csi.storage_classes if sc.default]
-    if len(defaults) > 1:
-        problems.error(f"{base}.csi.storageClasses", f"more than one default StorageClass: {defaults}")
-    seen: set[str] = set()
-    for i, sc in enumerate(px.csi.storage_classes):
-        if sc.name in seen:
-            problems.error(f"{base}.csi.storageClasses[{i}].name", f"duplicate StorageClass name {sc.name!r}")
-        seen.add(sc.name)
-        if not is_dns_subdomain(sc.name):
-            problems.error(f"{base}.csi.storageClasses[{i}].name", f"{sc.name!r} is not a valid object name")
+    if px.csi.enabled:
+        check_storage_classes(f"{base}.csi.storageClasses", px.csi.storage_classes, problems)
 
 
 def _check_credential_names(base: str, px: ProxmoxClusterSpec, problems: Problems) -> None:
@@ -300,7 +312,14 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 f"{at}.spec.resources",
                 "a proxmox pool needs resources.cpu and/or resources.memory to size its VMs (numCores, memoryMiB)",
             )
+        if spec.kubevirt.gpus:
+            problems.error(
+                f"{at}.spec.kubevirt.gpus",
+                f"{len(spec.kubevirt.gpus)} GPU(s) refused on substrate proxmox: tenantctl passes GPUs only "
+                "into kubevirt worker VMs",
+            )
     elif substrate == "kubevirt":
+        _check_gpus(at, pool, problems)
         if spec.proxmox is not None:
             problems.warn(f"{at}.spec.proxmox", "ignored: the pool's cluster runs on substrate 'kubevirt'")
         if (spec.resources.cpu is None) != (spec.resources.memory is None):
@@ -313,6 +332,50 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
     _check_health(at, pool, problems)
     _check_labels(at, pool, problems)
     _check_taints(at, pool, problems)
+
+
+def _check_gpus(at: str, pool: NodePool, problems: Problems) -> None:
+    seen: set[str] = set()
+    for i, gpu in enumerate(pool.spec.kubevirt.gpus):
+        base = f"{at}.spec.kubevirt.gpus[{i}]"
+        if not is_dns_label(gpu.name):
+            problems.error(f"{base}.name", f"{gpu.name!r} must be a DNS label (KubeVirt names devices so)")
+        elif gpu.name in seen:
+            problems.error(f"{base}.name", f"duplicate GPU name {gpu.name!r} in the pool")
+        seen.add(gpu.name)
+        if not _DEVICE_NAME.match(gpu.device_name) or len(gpu.device_name) > 253:
+            problems.error(
+                f"{base}.deviceName",
+                f"{gpu.device_name!r} is not a host device resource name like nvidia.com/GA102GL_A10",
+            )
+
+
+def check_gpu_operator(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
+    """The operator installs DaemonSets for GPU nodes; a tenant without any pool that has GPUs gets none."""
+    if tc.spec.addons.gpu_operator.enabled and not any(p.spec.kubevirt.gpus for p in pools):
+        problems.warn(
+            f"{ref('TenantCluster', tc.metadata.name)}.spec.addons.gpuOperator.enabled",
+            "no NodePool of this cluster has spec.kubevirt.gpus: the GPU operator will find no GPU node",
+        )
+
+
+def check_ingress_pools(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
+    """The ingress controller is a DaemonSet selecting `INGRESS_NODE_LABEL: ""`; without such a pool it has no pod."""
+    if not tc.spec.addons.ingress_nginx.enabled:
+        return
+    at = ref("TenantCluster", tc.metadata.name)
+    for p in pools:
+        value = p.spec.labels.get(INGRESS_NODE_LABEL)
+        if value not in (None, ""):
+            problems.warn(
+                f"{ref('NodePool', p.metadata.name)}.spec.labels.{INGRESS_NODE_LABEL}",
+                f"{value!r}: the ingress controller selects the value \"\" and will not run on this pool",
+            )
+    if not any(p.spec.labels.get(INGRESS_NODE_LABEL) == "" for p in pools):
+        problems.warn(
+            f"{at}.spec.addons.ingressNginx.enabled",
+            f'no NodePool of this cluster has the label {INGRESS_NODE_LABEL}: "": the ingress controller runs nowhere',
+        )
 
 
 def _check_replicas(at: str, pool: NodePool, problems: Problems) -> None:

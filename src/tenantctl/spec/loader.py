@@ -10,7 +10,14 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tenantctl.problems import Problem, Problems
-from tenantctl.spec.checks import check_ip_capacity, check_node_pool, check_tenant_cluster, ref
+from tenantctl.spec.checks import (
+    check_gpu_operator,
+    check_ingress_pools,
+    check_ip_capacity,
+    check_node_pool,
+    check_tenant_cluster,
+    ref,
+)
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.observed import ObservedState
@@ -136,6 +143,8 @@ def parse_tenant_documents(docs: Iterable[Mapping[str, Any]]) -> TenantInput:
     tenant = TenantInput(tuple(clusters), tuple(pools))
     for tc in clusters:
         check_ip_capacity(tc, tenant.pools_of(tc), problems)
+        check_gpu_operator(tc, tenant.pools_of(tc), problems)
+        check_ingress_pools(tc, tenant.pools_of(tc), problems)
     if not clusters and not problems.errors:
         problems.error("input", "no TenantCluster in the input")
     problems.raise_if_errors()

@@ -14,6 +14,7 @@ from tenantctl.spec.tenant import ObjectMeta
 
 __all__ = [
     "DEFAULT_REPLICAS",
+    "GpuSpec",
     "HealthCheckSpec",
     "KubevirtPoolSpec",
     "NodePool",
@@ -43,12 +44,25 @@ class ResourcesSpec(SpecModel):
     )
 
 
+class GpuSpec(SpecModel):
+    name: str = Field(max_length=63, description="Device name inside the VM (a DNS label, unique in the pool).")
+    device_name: str = Field(
+        max_length=_NAME, description="KubeVirt permitted host device resource, e.g. nvidia.com/GA102GL_A10."
+    )
+
+
 class KubevirtPoolSpec(SpecModel):
     instance_type: str = Field(
         default="u1.medium", max_length=_NAME, description="Used unless both cpu and memory are given."
     )
     disk_size: str = Field(default="20Gi", max_length=64, description="System disk size.")
     storage_class: str = Field(default="replicated", max_length=_NAME, description="StorageClass of the system disk.")
+    gpus: list[GpuSpec] = Field(
+        default_factory=list,
+        max_length=16,
+        description="GPUs passed through to every worker VM.",
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
+    )
 
 
 class ProxmoxNetworkSpec(SpecModel):
