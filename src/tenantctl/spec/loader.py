@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tenantctl.problems import Problem, Problems
+from tenantctl.spec.certificates import ca_bundle_problem
 from tenantctl.spec.checks import (
     check_gpu_operator,
     check_ingress_pools,
@@ -173,6 +174,14 @@ def parse_observed(docs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], O
         if not isinstance(m, ObservedState):
             problems.error(ref(type(m).__name__, "?"), "an observed-state file holds only ObservedState documents")
             continue
+        _check_cas(m, problems)
         out[(m.metadata.namespace, m.metadata.name)] = m
     problems.raise_if_errors()
     return out
+
+
+def _check_cas(observed: ObservedState, problems: Problems) -> None:
+    at = ref("ObservedState", observed.metadata.name)
+    for name, value in (("kubernetesCA", observed.kubernetes_ca), ("talosCA", observed.talos_ca)):
+        if (why := ca_bundle_problem(value)) is not None:
+            problems.error(f"{at}.{name}", f"{value[:40]!r}… {why}" if len(value) > 40 else f"{value!r} {why}")
