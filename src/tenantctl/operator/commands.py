@@ -26,6 +26,17 @@ def _connection(kubeconfig: Path | None, context: str | None) -> Any:
     return Connection.from_kubeconfig(yaml.safe_load(path.read_text()), context)
 
 
+def _observed_management_domain(resolv_conf: Path = Path("/etc/resolv.conf")) -> str | None:
+    """In a pod, the kubelet's search list names the cluster domain; elsewhere there is none to observe."""
+    from tenantctl.operator.observe import management_domain_from_resolv_conf
+
+    try:
+        return management_domain_from_resolv_conf(resolv_conf.read_text())
+    except OSError:
+        return None
+
+
+@refusals_exit_2
 def operator(
     kubeconfig: Annotated[Path | None, typer.Option(help="Kubeconfig of the management cluster.")] = None,
     context: Annotated[str | None, typer.Option(help="Kubeconfig context (default: current).")] = None,
@@ -40,9 +51,21 @@ def operator(
         Path | None, typer.Option(help="Directory with the webhook's tls.crt and tls.key (else plain HTTP).")
     ] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
+    management_cluster_domain: Annotated[
+        str | None,
+        typer.Option(help="DNS domain of the management cluster (default: observed from this pod's resolv.conf)."),
+    ] = None,
 ) -> None:
     """Run the operator against the management cluster: reconcile TenantClusters and NodePools."""
+    from tenantctl.problems import InvalidInput, Problem
+    from tenantctl.spec.names import is_dns_subdomain
+
+    if management_cluster_domain is not None and not is_dns_subdomain(management_cluster_domain):
+        raise InvalidInput(
+            [Problem("--management-cluster-domain", f"{management_cluster_domain!r} is not a DNS domain")]
+        )
     import asyncio
+    import dataclasses
     import logging
 
     import kopf
@@ -57,6 +80,16 @@ def operator(
     if webhook_port is not None:
         webhook = WebhookSettings(port=webhook_port, cert_dir=str(webhook_cert_dir) if webhook_cert_dir else None)
     settings = OperatorSettings(resync_interval=resync, webhook=webhook)
+    log = logging.getLogger(__name__)
+    if domain := management_cluster_domain or _observed_management_domain():
+        settings = dataclasses.replace(settings, management_cluster_domain=domain)
+        log.info("management cluster domain: %s", domain)
+    else:
+        log.warning(
+            "management cluster domain not observable (no pod resolv.conf search list) and not given with "
+            "--management-cluster-domain: using %s",
+            settings.management_cluster_domain,
+        )
     ctx = OperatorContext(_connection(kubeconfig, context), settings)
 
     async def run() -> None:
