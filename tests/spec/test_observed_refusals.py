@@ -20,7 +20,7 @@ def b64(text: str) -> str:
 
 NOT_A_CERTIFICATE = b64("-----BEGIN CERTIFICATE-----\nZXhhbXBsZQ==\n-----END CERTIFICATE-----\n")
 BAD_CAS: dict[str, tuple[str, str]] = {
-    "not base64": ("LS0tLS1CRUdJTi%%", "is not base64 of a PEM certificate bundle"),
+    "base64 cut short": ("LS0tLS1CRUdJTi", "is not base64 of a PEM certificate bundle"),
     "base64 of no PEM block": (b64("just text"), "decodes to no PEM '-----BEGIN CERTIFICATE-----' block"),
     "a block that is no certificate": (NOT_A_CERTIFICATE, "is not a decodable X.509 certificate"),
 }

@@ -556,7 +556,7 @@ CASES: dict[str, Case] = {
         "NodePool/md0.spec.kubevirt.gpus[0].name", "'GPU_1' must be a DNS label",
     ),
     "duplicate gpu names": Case(
-        "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [_GPU, _GPU]),
+        "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [_GPU, dict(_GPU)]),
         "NodePool/md0.spec.kubevirt.gpus[1].name", "duplicate GPU name 'gpu1'",
     ),
     "two default kubevirt StorageClasses": Case(

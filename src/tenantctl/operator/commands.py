@@ -129,12 +129,13 @@ def install(
     """
     import yaml
 
+    from tenantctl.documents import load_file
     from tenantctl.operator.install import DEFAULT_IMAGE, install_objects
     from tenantctl.spec import parse_tenant_documents
 
     tenants: list[Any] = []
     if file:
-        docs = [d for path in file for d in yaml.safe_load_all(path.read_text()) if d]
+        docs = [d for path in file for d in load_file(path)]
         parsed = parse_tenant_documents(docs)
         tenants = [(c, parsed.pools_of(c)) for c in parsed.clusters]
     objects = install_objects(namespace, image or DEFAULT_IMAGE, tenants)

@@ -20,6 +20,7 @@ from pydantic import Field, field_validator, model_validator
 
 from tenantctl.render.meta import platform_meta
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.patterns import DNS_LABEL, FLUX_INTERVAL, URL
 
 __all__ = [
     "ADDON_CHARTS",
@@ -39,6 +40,9 @@ SOURCE_API = "source.toolkit.fluxcd.io/v1"
 CORE_CHARTS = ("cilium", "coredns", "proxmox-csi", "metrics-server", "snapshot-controller")
 OPTIONAL_CHARTS = ("cert-manager", "ingress-nginx", "vertical-pod-autoscaler", "velero", "gpu-operator")
 ADDON_CHARTS = CORE_CHARTS + OPTIONAL_CHARTS
+# A chart's name in its repository; a version is a tag or a semver range (no whitespace, no newline).
+CHART_NAME = r"^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$"
+CHART_VERSION = r"^[0-9A-Za-z.+_*^~<>=|, -]+$"
 _HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 
 
@@ -46,10 +50,10 @@ class ChartSource(SpecModel):
     """`HelmRepository` needs the chart's name inside the repository; an OCI URL names the chart itself."""
 
     kind: Literal["HelmRepository", "OCIRepository"]
-    url: str
-    chart: str | None = None
-    version: str
-    interval: str = "1h"
+    url: str = Field(pattern=URL, max_length=2048)
+    chart: str | None = Field(default=None, pattern=CHART_NAME, max_length=253)
+    version: str = Field(pattern=CHART_VERSION, max_length=128)
+    interval: str = Field(default="1h", pattern=FLUX_INTERVAL, max_length=64)
 
     @model_validator(mode="after")
     def _chart_matches_kind(self) -> ChartSource:
@@ -95,7 +99,7 @@ DEFAULT_CHART_SOURCES: Mapping[str, ChartSource] = {
 class ChartSourcesSpec(SpecModel):
     """`spec.charts` of a Platform: the sources' namespace and per-chart overrides of the defaults."""
 
-    namespace: str = "tenantctl-system"
+    namespace: str = Field(default="tenantctl-system", pattern=DNS_LABEL, max_length=63)
     sources: dict[str, ChartSource] = Field(default_factory=dict)
 
     @field_validator("sources")

@@ -18,11 +18,20 @@ from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.durations import DurationError, parse_go_duration
+from tenantctl.spec.errors import shown
 from tenantctl.spec.exposure import check_expose
 from tenantctl.spec.image_refs import endpoint_problem, registry_host_problem, repository_problem
 from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
+from tenantctl.spec.observed import ObservedState
+from tenantctl.spec.patterns import (
+    KUBE_VERSION,
+    PVE_TAG,
+    SCHEMATIC_ID,
+    TALOS_VERSION,
+    full_match,
+)
 from tenantctl.spec.quantity import QuantityError, parse_quantity
 from tenantctl.spec.storage import check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
@@ -34,14 +43,12 @@ __all__ = [
     "check_ingress_pools",
     "check_ip_capacity",
     "check_node_pool",
+    "check_observed_state",
     "check_tenant_cluster",
     "pool_addresses",
     "ref",
 ]
 
-_KUBE_VERSION = re.compile(syntax.KUBE_VERSION)
-_TALOS_VERSION = re.compile(syntax.TALOS_VERSION)
-_SCHEMATIC = re.compile(syntax.SCHEMATIC_ID)
 _PERCENT = re.compile(r"[0-9]+%")
 _PVE_TAG = re.compile(syntax.PVE_TAG)
 # An extended resource name as KubeVirt's permittedHostDevices names a GPU: `<vendor domain>/<name>`.
@@ -49,7 +56,8 @@ _DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z
 
 
 def ref(kind: str, name: str) -> str:
-    return f"{kind}/{name}"
+    """`Kind/name`; a name a terminal would not show as typed (a newline, 1 MB) is quoted and cut."""
+    return f"{kind}/{name}" if name.isprintable() and len(name) <= 80 else f"{kind}/{shown(name)}"
 
 
 def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
@@ -98,7 +106,7 @@ def _check_meta_name(at: str, name: str, namespace: str, problems: Problems) -> 
 def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
     version, talos = tc.spec.version, tc.spec.talos.version
     k8s_minor: str | None = None
-    if not _KUBE_VERSION.match(version):
+    if not full_match(KUBE_VERSION, version):
         problems.error(f"{at}.spec.version", f"{version!r} is not a Kubernetes version like v1.33 or v1.33.4")
     else:
         k8s_minor = ".".join(version.split(".")[:2])
@@ -106,7 +114,7 @@ def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
             known = ", ".join(KUBERNETES_PATCHES)
             problems.error(f"{at}.spec.version", f"unknown Kubernetes minor {k8s_minor!r} (known: {known})")
             k8s_minor = None
-    if not _TALOS_VERSION.match(talos):
+    if not full_match(TALOS_VERSION, talos):
         problems.error(f"{at}.spec.talos.version", f"{talos!r} is not a Talos version like v1.13.6")
         return
     talos_minor = ".".join(talos.split(".")[:2])
@@ -123,7 +131,7 @@ def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
             f"Kubernetes {k8s_minor} is outside the support window of Talos {talos_minor} "
             f"({window[0]}…{window[1]}; spec.talos.version is {talos!r})",
         )
-    if not _SCHEMATIC.match(tc.spec.talos.schematic_id):
+    if not full_match(SCHEMATIC_ID, tc.spec.talos.schematic_id):
         problems.error(
             f"{at}.spec.talos.schematicID",
             f"{tc.spec.talos.schematic_id!r} is not an Image Factory schematic ID (64 lower-case hex)",
@@ -157,6 +165,12 @@ def _check_network(at: str, tc: TenantCluster, problems: Problems) -> None:
         problems.error(
             f"{at}.spec.network",
             f"podCIDR {tc.spec.network.pod_cidr} and serviceCIDR {tc.spec.network.service_cidr} overlap",
+        )
+    domain = tc.spec.network.cluster_domain
+    if not is_dns_subdomain(domain):
+        problems.error(
+            f"{at}.spec.network.clusterDomain",
+            f"{shown(domain)} is not a DNS domain (lower-case labels of a-z, 0-9, '-' joined by '.'; ≤253)",
         )
     service = nets.get("serviceCIDR")
     if service is not None and service.num_addresses < 16:
@@ -319,6 +333,7 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 "into kubevirt worker VMs",
             )
     elif substrate == "kubevirt":
+        _check_kubevirt_pool(at, pool, problems)
         _check_gpus(at, pool, problems)
         if spec.proxmox is not None:
             problems.warn(f"{at}.spec.proxmox", "ignored: the pool's cluster runs on substrate 'kubevirt'")
@@ -334,6 +349,35 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
     _check_taints(at, pool, problems)
 
 
+def _check_kubevirt_pool(at: str, pool: NodePool, problems: Problems) -> None:
+    """The DataVolume and the VM template copy these verbatim."""
+    kv = pool.spec.kubevirt
+    try:
+        size = parse_quantity(kv.disk_size)
+    except QuantityError as exc:
+        problems.error(f"{at}.spec.kubevirt.diskSize", str(exc))
+    else:
+        if size <= 0:
+            problems.error(f"{at}.spec.kubevirt.diskSize", f"{shown(kv.disk_size)} must be a positive size")
+    for field, value in (("instanceType", kv.instance_type), ("storageClass", kv.storage_class)):
+        if not is_dns_subdomain(value):
+            problems.error(f"{at}.spec.kubevirt.{field}", f"{shown(value)} is not a valid object name")
+
+
+def check_observed_state(observed: ObservedState, problems: Problems) -> None:
+    """Observations reach Secret names, host entries and search domains verbatim: check them as the spec."""
+    at = ref("ObservedState", observed.metadata.name)
+    _check_meta_name(at, observed.metadata.name, observed.metadata.namespace, problems)
+    if not (is_literal_ip(observed.endpoint) or is_dns_subdomain(observed.endpoint)):
+        problems.error(f"{at}.endpoint", f"{shown(observed.endpoint)} is neither a literal IP nor a DNS name")
+    if observed.cluster_dns is not None and not is_literal_ip(observed.cluster_dns):
+        problems.error(f"{at}.clusterDNS", f"{shown(observed.cluster_dns)} is not a literal IP address")
+    if not is_dns_subdomain(observed.management_cluster_domain):
+        problems.error(
+            f"{at}.managementClusterDomain", f"{shown(observed.management_cluster_domain)} is not a DNS domain"
+        )
+
+
 def _check_gpus(at: str, pool: NodePool, problems: Problems) -> None:
     seen: set[str] = set()
     for i, gpu in enumerate(pool.spec.kubevirt.gpus):
@@ -343,7 +387,7 @@ def _check_gpus(at: str, pool: NodePool, problems: Problems) -> None:
         elif gpu.name in seen:
             problems.error(f"{base}.name", f"duplicate GPU name {gpu.name!r} in the pool")
         seen.add(gpu.name)
-        if not _DEVICE_NAME.match(gpu.device_name) or len(gpu.device_name) > 253:
+        if not _DEVICE_NAME.fullmatch(gpu.device_name) or len(gpu.device_name) > 253:
             problems.error(
                 f"{base}.deviceName",
                 f"{gpu.device_name!r} is not a host device resource name like nvidia.com/GA102GL_A10",
@@ -446,7 +490,7 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
         if not px.template_tags:
             problems.error(f"{base}.templateTags", "must not be empty")
         for i, tag in enumerate(px.template_tags):
-            if not _PVE_TAG.match(tag):
+            if not full_match(PVE_TAG, tag):
                 problems.error(f"{base}.templateTags[{i}]", f"{tag!r} is not a Proxmox tag (a-z 0-9 _ - + .)")
     if not px.full:
         for field, value in (("storage", px.storage), ("format", px.format)):

@@ -11,6 +11,7 @@ from tenantctl.spec.addons import AddonsSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.control_plane import ApiServerSpec, ControlPlaneResourcesSpec
 from tenantctl.spec.exposure import ExposeSpec
+from tenantctl.spec.patterns import INT64_MAX
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
 __all__ = [
@@ -132,7 +133,9 @@ class IPv4ConfigSpec(SpecModel):
 
 
 class SchedulerHintsSpec(SpecModel):
-    memory_adjustment: int | None = Field(default=None, ge=0, description="capmox memory overcommit, percent.")
+    memory_adjustment: int | None = Field(
+        default=None, ge=0, le=INT64_MAX, description="capmox memory overcommit, percent."
+    )
 
 
 class StorageClassSpec(SpecModel):
