@@ -14,6 +14,7 @@ from tenantctl import commands_tenant
 from tenantctl.credentials import commands as credentials_commands
 from tenantctl.e2e import commands as e2e_commands
 from tenantctl.operator import commands as operator_commands
+from tenantctl.operator import daytwo_commands
 from tenantctl.providers import commands as providers_commands
 from tenantctl.proxmox import commands as doctor_commands
 
@@ -50,6 +51,7 @@ for room in (
     commands_tenant, operator_commands, providers_commands, credentials_commands, doctor_commands, e2e_commands
 ):
     room.register(app)
+daytwo_commands.register(app)
 
 
 def main() -> None:
