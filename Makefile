@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint typecheck unit slow bench clean image
+.PHONY: demo test lint typecheck unit slow bench mutation clean image
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,8 +55,17 @@ unit: $(VENV)/.installed-dev
 test: lint typecheck $(VENV)/.installed-dev
 	$(BIN)/pytest -q
 
+slow: $(VENV)/.installed-dev
+	$(BIN)/pytest -q -m slow
+
+# Mutation testing (mutmut; CPU-heavy, not part of `make test`). MUTANTS narrows the run to a glob of
+# mutant names, e.g. `make mutation MUTANTS='tenantctl.spec.quantity*'`; docs/testing.md keeps the scores.
+mutation: $(VENV)/.installed-dev
+	TENANTCTL_SHARED=$(abspath $(SHARED)) $(BIN)/mutmut run $(MUTANTS)
+	$(BIN)/mutmut results
+
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/render_speed.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache mutants

@@ -52,3 +52,13 @@ def proxmox_docs() -> list[dict[str, Any]]:
 @pytest.fixture
 def kubevirt_docs() -> list[dict[str, Any]]:
     return load_example("kubevirt.yaml")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """`slow` tests run only when asked for (`pytest -m slow`, `make slow`), never in `make test`."""
+    if "slow" in (config.option.markexpr or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with `pytest -m slow` (make slow)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

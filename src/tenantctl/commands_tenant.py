@@ -50,14 +50,16 @@ def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tupl
 
 
 def _platform(platform: Path | None) -> tuple[ChartSourcesSpec | None, ImagesSpec | None]:
-    """The Platform is checked as a whole (packages too); its chart sources and images matter here."""
+    """The Platform passes every check `providers render` makes (bundles, lock, contracts), so no
+    command accepts a platform another refuses; its chart sources and images matter here."""
     if platform is None:
         return None, None
-    from tenantctl.providers.catalogue import load_catalogue
-    from tenantctl.providers.platform import load_platform
+    from tenantctl.providers.assemble import render_workspace
+    from tenantctl.providers.workspace import open_workspace
 
-    loaded = load_platform(platform, load_catalogue())
-    return loaded.charts, loaded.images
+    workspace = open_workspace(platform)
+    render_workspace(workspace, with_components=False)
+    return workspace.platform.charts, workspace.platform.images
 
 
 @refusals_exit_2
@@ -80,6 +82,7 @@ def render(
     if in_tenant:
         if not observations:
             raise InvalidInput([Problem("--in-tenant", "needs --observed: the bootstrap token is a runtime input")])
+        render_tenant(tenant, observations, charts, images)  # the same refusals as a management render
         objects = [
             obj
             for c in tenant.clusters

@@ -28,7 +28,14 @@ class Problem:
 
     def __str__(self) -> str:
         prefix = "warning: " if self.severity is Severity.WARNING else ""
-        return f"{prefix}{self.path}: {self.message}"
+        return f"{prefix}{_one_line(self.path)}: {_one_line(self.message)}"
+
+
+def _one_line(text: str) -> str:
+    """A user's value may hold a newline or a control character; a problem is one `path: message` line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class Problems:

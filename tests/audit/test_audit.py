@@ -260,7 +260,7 @@ def test_a_planted_token_is_refused_absent_or_reported(example: str, field: str,
 def test_the_plant_table_is_not_vacuous() -> None:
     """Most plants must reach a render and be reported; a table of refusals would prove nothing."""
     outcomes = [_plant(e, f, m) for e, f, m in PLANTS]
-    assert outcomes.count("reported") >= 15, outcomes
+    assert outcomes.count("reported") >= 12, outcomes
 
 
 def test_a_token_in_a_chart_source_url_is_reported() -> None:

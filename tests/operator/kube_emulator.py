@@ -49,6 +49,9 @@ CORE: list[tuple[str, str, bool, tuple[str, ...]]] = [
     ("v1/serviceaccounts", "ServiceAccount", True, ()),
     ("v1/configmaps", "ConfigMap", True, ()),
     ("apps/v1/deployments", "Deployment", True, ()),
+    ("apps/v1/daemonsets", "DaemonSet", True, ()),
+    ("storage.k8s.io/v1/csidrivers", "CSIDriver", False, ()),
+    ("storage.k8s.io/v1/storageclasses", "StorageClass", False, ()),
 ]
 _VERBS = ["list", "watch", "get", "patch", "create", "delete", "update"]
 

@@ -13,7 +13,9 @@ from tenantctl.render import render_tenant
 from tenantctl.render.addons import CORE_ADDONS, TenantAddon, charts_in_use
 from tenantctl.render.chart_sources import (
     ADDON_CHARTS,
+    CORE_CHARTS,
     DEFAULT_CHART_SOURCES,
+    OPTIONAL_CHARTS,
     ChartSource,
     ChartSourcesSpec,
     chart_source_name,
@@ -29,12 +31,13 @@ def test_every_add_on_has_an_upstream_default() -> None:
 
 
 def test_defaults_render_valid_flux_sources(assert_valid: Validator) -> None:
-    objects = render_chart_sources(ChartSourcesSpec(), ADDON_CHARTS)
+    objects = render_chart_sources(ChartSourcesSpec(), CORE_CHARTS)
     assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
         ("HelmRepository", "tenantctl-cilium"),
         ("HelmRepository", "tenantctl-coredns"),
         ("OCIRepository", "tenantctl-proxmox-csi"),
-        ("OCIRepository", "tenantctl-kubevirt-csi-node"),
+        ("HelmRepository", "tenantctl-metrics-server"),
+        ("HelmRepository", "tenantctl-snapshot-controller"),
     ]
     assert {o["metadata"]["namespace"] for o in objects} == {"tenantctl-system"}
     assert objects[2]["spec"]["ref"] == {"tag": "0.5.12"}
@@ -71,8 +74,30 @@ def test_sources_are_rendered_once_for_many_clusters() -> None:
         {**d, "metadata": {**d["metadata"], "namespace": "tenant-two"}} for d in load_example("proxmox.yaml")
     ]
     objects = render_tenant(parse_tenant_documents(docs))
-    assert len([o for o in objects if o["kind"] == "HelmRepository"]) == 2
+    assert len([o for o in objects if o["kind"] == "HelmRepository"]) == 4
     assert len([o for o in objects if o["kind"] == "OCIRepository"]) == 1
+
+
+def test_optional_sources_render_only_while_some_cluster_enables_them(assert_valid: Validator) -> None:
+    docs = load_example("kubevirt.yaml")
+    objects = render_tenant(parse_tenant_documents(docs))
+    plain = {o["metadata"]["name"] for o in objects if o["kind"] == "HelmRepository"}
+    assert not plain & {f"tenantctl-{c}" for c in OPTIONAL_CHARTS}
+    for doc in docs:
+        if doc["kind"] == "TenantCluster":
+            doc["spec"]["addons"] = {"velero": {"enabled": True}, "certManager": {"enabled": False}}
+    objects = render_tenant(parse_tenant_documents(docs))
+    sources = [o for o in objects if o["kind"] == "HelmRepository"]
+    assert {o["metadata"]["name"] for o in sources} - plain == {"tenantctl-velero"}
+    assert_valid(sources)
+
+
+def test_every_optional_chart_has_a_pinned_helm_repository_default() -> None:
+    """Versions are the ones verified upstream (chart_sources docstring); none floats."""
+    for chart in OPTIONAL_CHARTS:
+        src = DEFAULT_CHART_SOURCES[chart]
+        assert src.kind == "HelmRepository" and src.url.startswith("https://")
+        assert src.chart == chart and src.version[0] in "v0123456789"
 
 
 @pytest.mark.parametrize(
@@ -147,7 +172,7 @@ def _release_sources(objects: Iterable[Mapping[str, Any]]) -> set[str]:
 @pytest.mark.parametrize(
     ("example", "observed", "absent"),
     [
-        ("proxmox.yaml", "observed-proxmox.yaml", "tenantctl-kubevirt-csi-node"),
+        ("proxmox.yaml", "observed-proxmox.yaml", "tenantctl-velero"),
         ("kubevirt.yaml", "observed-kubevirt.yaml", "tenantctl-proxmox-csi"),
     ],
 )
@@ -161,7 +186,10 @@ def test_only_the_sources_of_the_rendered_releases_are_rendered(example: str, ob
 def test_sources_do_not_wait_for_the_releases() -> None:
     """Before the apiserver is observed no release is rendered, yet the sources they will need are."""
     objects = render_tenant(parse_tenant_documents(load_example("proxmox.yaml")))
-    assert _source_names(objects) == {"tenantctl-cilium", "tenantctl-coredns", "tenantctl-proxmox-csi"}
+    assert _source_names(objects) == {
+        "tenantctl-cilium", "tenantctl-coredns", "tenantctl-proxmox-csi", "tenantctl-metrics-server",
+        "tenantctl-snapshot-controller",
+    }
 
 
 def test_a_cluster_without_csi_gets_no_csi_source() -> None:
@@ -176,20 +204,20 @@ def test_a_cluster_without_csi_gets_no_csi_source() -> None:
 def test_a_mixed_input_carries_the_sources_of_both_substrates() -> None:
     docs = load_example("proxmox.yaml") + load_example("kubevirt.yaml")
     assert _source_names(render_tenant(parse_tenant_documents(docs))) == {
-        chart_source_name(c) for c in ADDON_CHARTS
+        chart_source_name(c) for c in CORE_CHARTS
     }
 
 
 def test_an_added_add_on_brings_its_source() -> None:
     """The list of add-ons is the one truth: a new entry needs no second edit to get its source."""
-    extra = TenantAddon("extra", "kubevirt-csi-node", "kube-system", lambda _c, _o, _i: {})
+    extra = TenantAddon("extra", "velero", "kube-system", lambda _c, _o, _i: {})
     in_use = charts_in_use((*CORE_ADDONS, extra))
-    assert in_use == {"cilium", "coredns", "kubevirt-csi-node"}
+    assert in_use == {"cilium", "coredns", "velero"}
     assert _source_names(render_chart_sources(ChartSourcesSpec(), in_use)) == {
-        "tenantctl-cilium", "tenantctl-coredns", "tenantctl-kubevirt-csi-node",
+        "tenantctl-cilium", "tenantctl-coredns", "tenantctl-velero",
     }
 
 
 def test_a_chart_in_use_without_a_source_is_a_bug() -> None:
-    with pytest.raises(ValueError, match=r"\['metrics-server'\] in use without a source"):
-        render_chart_sources(ChartSourcesSpec(), {"cilium", "metrics-server"})
+    with pytest.raises(ValueError, match=r"\['kubevirt-csi-node'\] in use without a source"):
+        render_chart_sources(ChartSourcesSpec(), {"cilium", "kubevirt-csi-node"})

@@ -31,6 +31,10 @@ RENDERS = {
     "proxmox-observed": [
         "render", "-f", str(EXAMPLES / "proxmox.yaml"), "--observed", str(EXAMPLES / "observed-proxmox.yaml"),
     ],
+    "kubevirt-in-tenant": [
+        "render", "-f", str(EXAMPLES / "kubevirt.yaml"), "--observed", str(EXAMPLES / "observed-kubevirt.yaml"),
+        "--in-tenant",
+    ],
     "proxmox-in-tenant": [
         "render", "-f", str(EXAMPLES / "proxmox.yaml"), "--observed", str(EXAMPLES / "observed-proxmox.yaml"),
         "--in-tenant",

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from tenant_support import EXAMPLES, doc, load_example
 from tenantctl.cli import app
-from tenantctl.render import render_tenant
+from tenantctl.render import render_tenant, render_tenant_bootstrap
 from tenantctl.render.image_settings import ImageOverride, ImagesSpec
 from tenantctl.render.images import CATALOGUE
 from tenantctl.spec import parse_observed, parse_tenant_documents
@@ -34,8 +34,15 @@ EXAMPLE_PAIRS = (("proxmox.yaml", "observed-proxmox.yaml"), ("kubevirt.yaml", "o
 
 
 def _render(example: str, observed: str, images: ImagesSpec | None = None) -> list[dict[str, Any]]:
+    """The management render and what is applied inside each tenant (KubeVirt's CSI node plugin)."""
     tenant = parse_tenant_documents(load_example(example))
-    return render_tenant(tenant, parse_observed(load_example(observed)), None, images)
+    obs = parse_observed(load_example(observed))
+    inside = [
+        obj
+        for c in tenant.clusters
+        for obj in render_tenant_bootstrap(c, obs[(c.metadata.namespace, c.metadata.name)], images)
+    ]
+    return [*render_tenant(tenant, obs, None, images), *inside]
 
 
 def _strings(node: Any) -> Iterator[str]:
@@ -302,11 +309,13 @@ def test_an_invalid_installer_repository_is_refused(tmp_path: Path, proxmox_docs
     assert result.exit_code == 2 and "spec.talos.installerRepository" in result.stderr
 
 
-def test_the_kubevirt_csi_node_release_runs_the_pinned_driver() -> None:
-    """The chart's own default would be whatever its packager built; set it so a mirror can rewrite it."""
-    objects = _render("kubevirt.yaml", "observed-kubevirt.yaml")
-    release = next(o for o in objects if o["kind"] == "HelmRelease" and o["spec"]["releaseName"] == "csi")
-    assert release["spec"]["values"]["csiDriver"]["image"] == str(ImagesSpec().ref("kubevirt-csi-driver"))
+def test_the_kubevirt_csi_node_plugin_runs_the_pinned_driver_under_the_mirror() -> None:
+    """tenantctl renders the node plugin itself, so the mirror reaches every container of it."""
+    objects = _render("kubevirt.yaml", "observed-kubevirt.yaml", ImagesSpec(registry_mirror=MIRROR))
+    node = next(o for o in objects if o["kind"] == "DaemonSet" and o["metadata"]["name"] == "kubevirt-csi-node")
+    images = [c["image"] for c in node["spec"]["template"]["spec"]["containers"]]
+    assert images[0] == str(ImagesSpec(registry_mirror=MIRROR).ref("kubevirt-csi-driver"))
+    assert all(image.startswith(f"{MIRROR}/") and "@sha256:" in image for image in images)
 
 
 @pytest.mark.parametrize(("example", "observed"), EXAMPLE_PAIRS)
@@ -319,3 +328,14 @@ def test_a_mirrored_render_with_worker_registry_mirrors_passes_the_upstream_crds
         parse_tenant_documents(docs), parse_observed(load_example(observed)), None, ImagesSpec(registry_mirror=MIRROR)
     )
     assert_valid(objects)
+
+
+def test_an_installer_repository_with_a_trailing_slash_is_accepted(tmp_path: Path, proxmox_docs: Docs) -> None:
+    """The renderer strips it; refusing it would break specs that rendered before the check existed."""
+    doc(proxmox_docs, "TenantCluster")["spec"]["talos"]["installerRepository"] = "factory.talos.dev/installer/"
+    source = tmp_path / "tenant.yaml"
+    source.write_text(yaml.safe_dump_all(proxmox_docs))
+    result = CliRunner().invoke(app, ["images", "-f", str(source)])
+    assert result.exit_code == 0, result.stderr
+    schematic = doc(proxmox_docs, "TenantCluster")["spec"]["talos"]["schematicID"]
+    assert f"factory.talos.dev/installer/{schematic}:" in result.stdout

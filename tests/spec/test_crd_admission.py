@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 from test_autoscaling_refusals import AUTOSCALING_CASES
+from test_control_plane_refusals import CASES as CONTROL_PLANE_CASES
 from test_expose_refusals import EXPOSE_CASES, with_expose
 from test_refusals import CASES, Case
 
@@ -98,6 +99,12 @@ def test_the_crds_alone_refuse_each_single_object_case(case: Case, own_catalog: 
 
 def _own_suites() -> dict[str, tuple[list[dict[str, Any]], dict[str, str]]]:
     cases = {f"expose: {n}": (with_expose(e, x), paths) for n, (e, x, paths) in EXPOSE_CASES.items()}
+    for name, (control_plane, path, _) in CONTROL_PLANE_CASES.items():
+        if ".extraArgs." in path:
+            continue  # map keys: the webhook's (see spec.refusals)
+        docs = clone(load_example("kubevirt.yaml"))
+        docs[0]["spec"]["controlPlane"] = control_plane
+        cases[f"controlPlane: {name}"] = (docs, {path: ""})
     return {**cases, **{f"autoscaling: {n}": case for n, case in AUTOSCALING_CASES.items()}}
 
 

@@ -109,6 +109,23 @@ def _autoscale_and_replicas(docs: Docs) -> None:
     pool(docs)["spec"].update(replicas=2, minReplicas=1, maxReplicas=3)
 
 
+_GPU = {"name": "gpu1", "deviceName": "nvidia.com/GA102GL_A10"}
+
+
+def _addon(name: str, override: Any) -> Callable[[Docs], None]:
+    def mutate(docs: Docs) -> None:
+        tc(docs)["spec"]["addons"] = {name: {"enabled": True, "valuesOverride": override}}
+
+    return mutate
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    node: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth - 1):
+        node = {"k": node}
+    return node
+
+
 def _health(key: str, value: Any) -> Callable[[Docs], None]:
     return _set(lambda d: pool(d)["spec"], "healthCheck", {key: value})
 
@@ -298,7 +315,8 @@ CASES: dict[str, Case] = {
     "two default StorageClasses": Case(
         "proxmox.yaml", _storage_classes([{"name": "a", "storage": "s", "default": True},
                                           {"name": "b", "storage": "s", "default": True}]),
-        "TenantCluster/acme.spec.proxmox.csi.storageClasses", "more than one default StorageClass: ['a', 'b']",
+        "TenantCluster/acme.spec.proxmox.csi.storageClasses[1].default",
+        "more than one default StorageClass ([0] 'a', [1] 'b')",
     ),
     "duplicate StorageClass names": Case(
         "proxmox.yaml", _storage_classes([{"name": "a", "storage": "s"}, {"name": "a", "storage": "t"}]),
@@ -481,6 +499,71 @@ CASES: dict[str, Case] = {
     "unsupported kind": Case(
         "proxmox.yaml", lambda d: d.append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}),
         "ConfigMap/x.kind", "unsupported apiVersion/kind v1/ConfigMap",
+    ),
+    "unknown add-on with the closest name": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["spec"], "addons", {"certManger": {"enabled": True}}),
+        "TenantCluster/demo.spec.addons.certManger", "did you mean 'certManager'?",
+    ),
+    "valuesOverride of certManager crds.keep": Case(
+        "kubevirt.yaml", _addon("certManager", {"crds": {"keep": False}}),
+        "TenantCluster/demo.spec.addons.certManager.valuesOverride.crds.keep", "would change 'crds.keep'",
+    ),
+    "valuesOverride of the ingressNginx node selector": Case(
+        "kubevirt.yaml", _addon("ingressNginx", {"controller": {"nodeSelector": {"any": "node"}}}),
+        "TenantCluster/demo.spec.addons.ingressNginx.valuesOverride.controller.nodeSelector",
+        "would change 'controller.nodeSelector'",
+    ),
+    "valuesOverride replacing an owned key's parent": Case(
+        "kubevirt.yaml", _addon("ingressNginx", {"controller": None}),
+        "TenantCluster/demo.spec.addons.ingressNginx.valuesOverride.controller",
+        "would change 'controller.nodeSelector'",
+    ),
+    "valuesOverride of the verticalPodAutoscaler CRDs": Case(
+        "kubevirt.yaml", _addon("verticalPodAutoscaler", {"crds": {"enabled": False}}),
+        "TenantCluster/demo.spec.addons.verticalPodAutoscaler.valuesOverride.crds.enabled",
+        "would change 'crds.enabled'",
+    ),
+    "valuesOverride of velero snapshots": Case(
+        "kubevirt.yaml", _addon("velero", {"snapshotsEnabled": False}),
+        "TenantCluster/demo.spec.addons.velero.valuesOverride.snapshotsEnabled", "would change 'snapshotsEnabled'",
+    ),
+    "valuesOverride of the gpuOperator driver": Case(
+        "kubevirt.yaml", _addon("gpuOperator", {"driver": {"enabled": True}}),
+        "TenantCluster/demo.spec.addons.gpuOperator.valuesOverride.driver.enabled", "would change 'driver.enabled'",
+    ),
+    "valuesOverride too deep": Case(
+        "kubevirt.yaml", _addon("velero", _nested(17)),
+        "TenantCluster/demo.spec.addons.velero.valuesOverride", "nested 17 levels deep, over the limit of 16",
+    ),
+    "valuesOverride too large": Case(
+        "kubevirt.yaml", _addon("velero", {"blob": "x" * 70_000}),
+        "TenantCluster/demo.spec.addons.velero.valuesOverride", "over the 65536-byte limit",
+    ),
+    "gpuOperator on proxmox": Case(
+        "proxmox.yaml", _set(lambda d: tc(d)["spec"], "addons", {"gpuOperator": {"enabled": True}}),
+        "TenantCluster/acme.spec.addons.gpuOperator.enabled", "refused on substrate proxmox",
+    ),
+    "gpus on a proxmox pool": Case(
+        "proxmox.yaml", _set(lambda d: pool(d)["spec"], "kubevirt", {"gpus": [_GPU]}),
+        "NodePool/md0.spec.kubevirt.gpus", "1 GPU(s) refused on substrate proxmox",
+    ),
+    "gpu deviceName not a resource name": Case(
+        "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [{"name": "gpu1", "deviceName": "A10"}]),
+        "NodePool/md0.spec.kubevirt.gpus[0].deviceName", "'A10' is not a host device resource name",
+    ),
+    "gpu name not a DNS label": Case(
+        "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [{**_GPU, "name": "GPU_1"}]),
+        "NodePool/md0.spec.kubevirt.gpus[0].name", "'GPU_1' must be a DNS label",
+    ),
+    "duplicate gpu names": Case(
+        "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [_GPU, dict(_GPU)]),
+        "NodePool/md0.spec.kubevirt.gpus[1].name", "duplicate GPU name 'gpu1'",
+    ),
+    "two default kubevirt StorageClasses": Case(
+        "kubevirt.yaml",
+        _set(lambda d: tc(d)["spec"], "kubevirt", {"storageClasses": [
+            {"name": "fast", "default": True}, {"name": "slow"}, {"name": "bulk", "default": True}]}),
+        "TenantCluster/demo.spec.kubevirt.storageClasses[2].default", "more than one default StorageClass",
     ),
     "wrong type": Case(
         "proxmox.yaml", _set(lambda d: pool(d)["spec"], "replicas", "two"), "NodePool/md0.spec.replicas",

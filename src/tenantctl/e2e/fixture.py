@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tenantctl.documents import load_documents
+from tenantctl.documents import RENDERED_LIMITS, load_documents
 from tenantctl.problems import InvalidInput, Problems
 
 __all__ = ["STAND_SECRETS", "STAND_VARIABLES", "StandVariable", "render_fixture", "stand_values"]
@@ -113,5 +113,5 @@ def render_fixture(template: str, env: Mapping[str, str], source: str = "<templa
         if "${" in line:
             problems.error(f"{source} (rendered):{lineno}", f"a value brought a placeholder in: {line.strip()!r}")
     problems.raise_if_errors()
-    load_documents(rendered, f"{source} (rendered)")
+    load_documents(rendered, f"{source} (rendered)", RENDERED_LIMITS)
     return rendered

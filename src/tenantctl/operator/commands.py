@@ -30,6 +30,16 @@ def _connection(kubeconfig: Path | None, context: str | None) -> Any:
 _DURATION = "Go-style duration, e.g. 90s, 5m, 1h30m."
 
 
+def _observed_management_domain(resolv_conf: Path = Path("/etc/resolv.conf")) -> str | None:
+    """In a pod, the kubelet's search list names the cluster domain; elsewhere there is none to observe."""
+    from tenantctl.operator.observe import management_domain_from_resolv_conf
+
+    try:
+        return management_domain_from_resolv_conf(resolv_conf.read_text())
+    except OSError:
+        return None
+
+
 @refusals_exit_2
 def operator(
     kubeconfig: Annotated[Path | None, typer.Option(help="Kubeconfig of the management cluster.")] = None,
@@ -84,13 +94,26 @@ def operator(
         LogFormat, typer.Option(help="text, or json: one object per line with the tenant's namespace and name.")
     ] = LogFormat.TEXT,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
+    management_cluster_domain: Annotated[
+        str | None,
+        typer.Option(help="DNS domain of the management cluster (default: observed from this pod's resolv.conf)."),
+    ] = None,
 ) -> None:
     """Run the operator against the management cluster: reconcile TenantClusters and NodePools."""
+    from tenantctl.problems import InvalidInput, Problem
+    from tenantctl.spec.names import is_dns_subdomain
+
+    if management_cluster_domain is not None and not is_dns_subdomain(management_cluster_domain):
+        raise InvalidInput(
+            [Problem("--management-cluster-domain", f"{management_cluster_domain!r} is not a DNS domain")]
+        )
     import asyncio
+    import dataclasses
     import logging
 
     import kopf
 
+    from tenantctl.operator.certificates import stop_on_new_certificate
     from tenantctl.operator.handlers import OperatorContext, build_registry
     from tenantctl.operator.logs import configure_logging
     from tenantctl.operator.settings import MetricsSettings, OperatorSettings, WebhookSettings
@@ -111,17 +134,36 @@ def operator(
     base = OperatorSettings(resync_interval=resync, webhook=webhook, metrics=metrics)
     settings = tuned_settings(bounds, shard, base)
     configure_logging(log_format, logging.DEBUG if verbose else logging.INFO)
-    ctx = OperatorContext(_connection(kubeconfig, context), settings)
-    asyncio.run(
-        kopf.operator(
-            registry=build_registry(ctx),
-            clusterwide=True,
-            standalone=peering is None,
-            peering_name=peering,
-            priority=peering_priority(os.environ.get("POD_NAME")) if peering else None,
-            liveness_endpoint=liveness,
+    log = logging.getLogger(__name__)
+    if domain := management_cluster_domain or _observed_management_domain():
+        settings = dataclasses.replace(settings, management_cluster_domain=domain)
+        log.info("management cluster domain: %s", domain)
+    else:
+        log.warning(
+            "management cluster domain not observable (no pod resolv.conf search list) and not given with "
+            "--management-cluster-domain: using %s",
+            settings.management_cluster_domain,
         )
-    )
+    ctx = OperatorContext(_connection(kubeconfig, context), settings)
+
+    async def run() -> None:
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(stop_on_new_certificate(webhook_cert_dir, stop)) if webhook_cert_dir else None
+        try:
+            await kopf.operator(
+                registry=build_registry(ctx),
+                clusterwide=True,
+                standalone=peering is None,
+                peering_name=peering,
+                priority=peering_priority(os.environ.get("POD_NAME")) if peering else None,
+                liveness_endpoint=liveness,
+                stop_flag=stop,
+            )
+        finally:
+            if watcher is not None:
+                watcher.cancel()
+
+    asyncio.run(run())
 
 
 @refusals_exit_2
@@ -150,12 +192,13 @@ def install(
     """
     import yaml
 
+    from tenantctl.documents import load_file
     from tenantctl.operator.install import DEFAULT_IMAGE, Topology, install_objects
     from tenantctl.spec import parse_tenant_documents
 
     tenants: list[Any] = []
     if file:
-        docs = [d for path in file for d in yaml.safe_load_all(path.read_text()) if d]
+        docs = [d for path in file for d in load_file(path)]
         parsed = parse_tenant_documents(docs)
         tenants = [(c, parsed.pools_of(c)) for c in parsed.clusters]
     topology = Topology(shards=shards, replicas=replicas)

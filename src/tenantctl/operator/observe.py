@@ -18,12 +18,14 @@ from tenantctl.operator.events import Recorder
 from tenantctl.operator.kube import APIError, KubeClient
 from tenantctl.render import Names, cluster_labels
 from tenantctl.spec import API_VERSION, ObservedState, TalosSecrets, TenantCluster
+from tenantctl.spec.names import is_dns_subdomain
 
 __all__ = [
     "Observation",
     "decode_secret",
     "ensure_talos_secrets",
     "generate_talos_secrets",
+    "management_domain_from_resolv_conf",
     "observe",
     "service_address",
 ]
@@ -114,9 +116,18 @@ def service_address(service: Mapping[str, Any] | None, substrate: str) -> str | 
     return ip if ip and ip != "None" else None
 
 
-async def observe(
-    api: KubeClient, cluster: TenantCluster, talos: TalosSecrets, management_domain: str = "cluster.local"
-) -> Observation:
+def management_domain_from_resolv_conf(text: str) -> str | None:
+    """The cluster domain in a pod's resolv.conf: the kubelet writes `search <ns>.svc.<domain>
+    svc.<domain> <domain>` (ClusterFirst); the last `search` line is the one the resolver uses."""
+    searches = [line.split()[1:] for line in text.splitlines() if line.split()[:1] == ["search"]]
+    for entry in searches[-1] if searches else []:
+        domain = entry.rstrip(".").removeprefix("svc.")
+        if entry.startswith("svc.") and is_dns_subdomain(domain):
+            return domain
+    return None
+
+
+async def observe(api: KubeClient, cluster: TenantCluster, talos: TalosSecrets, management_domain: str) -> Observation:
     """Everything the TalosConfigTemplate needs, or which input is still missing."""
     names = Names(cluster)
     ns = names.namespace

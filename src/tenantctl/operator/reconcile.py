@@ -79,7 +79,9 @@ async def reconcile(scope: Scope) -> PassResult:
     assert scope.cluster is not None
     try:
         talos = await ensure_talos_secrets(scope.api, scope.cluster, scope.recorder)
-        scope.observation = await observe(scope.api, scope.cluster, talos)
+        scope.observation = await observe(
+            scope.api, scope.cluster, talos, scope.settings.management_cluster_domain
+        )
         objects = render_cluster(scope.cluster, scope.pools, scope.observation.observed)
         scope.applied = await apply_inventory(
             scope.api,

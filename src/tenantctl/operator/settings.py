@@ -56,6 +56,9 @@ class OperatorSettings:
     """How long teardown waits for the tenant's PVs to go (the CSI driver freeing the disks)."""
     helm_release_timeout: float = 120.0
     control_plane_timeout: float = 300.0
+    management_cluster_domain: str = "cluster.local"
+    """The management cluster's DNS domain, observed at start (`management_domain_from_resolv_conf`)
+    or given with --management-cluster-domain; Kubernetes' default only when neither is possible."""
     webhook: WebhookSettings | None = None
     """Serve the validating webhook (`tenantctl install` configures the API server to call it)."""
     shard: Shard = ALL

@@ -50,6 +50,11 @@ class TeardownReport:
     def as_status(self) -> Obj:
         return {"steps": self.steps, "leftovers": self.leftovers, "volumes": self.volumes}
 
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any]) -> TeardownReport:
+        """What a resumed teardown remembers: the disks it saw (the steps are run again)."""
+        return cls(volumes=list((status.get("teardown") or {}).get("volumes") or []))
+
 
 @dataclass
 class TeardownScope:
@@ -100,7 +105,7 @@ async def _wait_until(
 
 async def teardown(scope: TeardownScope) -> TeardownReport:
     """Run every step in order; a management-API failure raises (and is retried), leftovers do not."""
-    scope.report.volumes = list((scope.status.get("teardown") or {}).get("volumes") or [])
+    scope.report.volumes = TeardownReport.from_status(scope.status).volumes
     steps: list[tuple[TeardownStep, Callable[[TeardownScope], Awaitable[tuple[StepOutcome, str]]]]] = [
         (TeardownStep.TENANT_VOLUMES, _tenant_volumes),
         (TeardownStep.HELM_RELEASES, _helm_releases),

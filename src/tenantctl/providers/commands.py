@@ -62,13 +62,13 @@ def plan_command(
     components: Components = None,
 ) -> None:
     """Say per provider whether capi-operator will apply this render's change or silently ignore it."""
-    from tenantctl.documents import load_file
+    from tenantctl.documents import RENDERED_LIMITS, load_file
     from tenantctl.problems import InvalidInput
     from tenantctl.providers.assemble import render_workspace
     from tenantctl.providers.plan import plan
     from tenantctl.providers.workspace import open_workspace
 
-    before = load_file(previous)
+    before = load_file(previous, RENDERED_LIMITS)
     current, render_problems = render_workspace(open_workspace(file, components), components is not None)
     verdicts, problems = plan(before, current, str(previous))
     for verdict in verdicts:
@@ -178,13 +178,13 @@ def check_command(
                                                         "output to hold to the lock (repeatable).")] = None,
 ) -> None:
     """Offline drift check for CI: blob == YAML, files == lock, versions agree, patches in the blob."""
-    from tenantctl.documents import load_file
+    from tenantctl.documents import RENDERED_LIMITS, load_file
     from tenantctl.problems import InvalidInput
     from tenantctl.providers.check import check_workspace
     from tenantctl.providers.workspace import open_workspace
 
     ws = open_workspace(file)
-    problems = check_workspace(ws, [(str(p), load_file(p)) for p in rendered or []])
+    problems = check_workspace(ws, [(str(p), load_file(p, RENDERED_LIMITS)) for p in rendered or []])
     if problems.errors:
         raise InvalidInput(problems)
     _show_warnings(problems)

@@ -7,7 +7,6 @@ which packages end up enabled, and what that requires, is `bundles`' job.
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.names import is_dns_label, is_dns_subdomain
+from tenantctl.spec.patterns import SEMVER_TAG, full_match
 from tenantctl.spec.quantity import QuantityError, parse_quantity
 
 __all__ = [
@@ -36,8 +36,6 @@ __all__ = [
 ]
 
 API_VERSION = "tenantctl.io/v1alpha1"
-# capi-operator's preflight parses spec.version as semver and refuses the provider otherwise.
-_SEMVER = re.compile(r"^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")
 
 
 class CredentialsSecret(SpecModel):
@@ -140,7 +138,7 @@ def _check_quantities(at: str, resources: Resources, problems: Problems) -> None
 
 def _check_settings(at: str, name: str, settings: PackageSettings, catalogue: Catalogue, problems: Problems) -> None:
     package = catalogue.get(name)
-    if settings.version is not None and not _SEMVER.match(settings.version):
+    if settings.version is not None and not full_match(SEMVER_TAG, settings.version):
         problems.error(
             f"{at}.version",
             f"{settings.version!r} is not a release tag; capi-operator needs vMAJOR.MINOR.PATCH "

@@ -1,8 +1,11 @@
 """Tenant add-ons as Flux HelmReleases, installed into the tenant through its admin kubeconfig.
 
 Order is carried by `dependsOn`: cilium first (nothing in the tenant has a network before it), then
-coredns and the CSI node release, each depending on cilium only. The CCM is a Deployment here, not a
-release, so nothing in the tenant can depend on it; the CSI node plugin waits for the labels it sets.
+coredns and, where the substrate has one (Proxmox), the CSI node release, each depending on cilium
+only. The CCM is a Deployment here, not a release, so nothing in the tenant can depend on it; the CSI
+node plugin waits for the labels it sets. KubeVirt's node plugin is no release: the operator applies
+it with the bootstrap objects (`render/kubevirt_csi_node.py`). Metrics and snapshots:
+`render/standard_addons.py`; the optional add-ons: `render/optional_addons.py`.
 """
 
 from __future__ import annotations

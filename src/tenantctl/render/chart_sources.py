@@ -3,6 +3,12 @@
 The sources (Flux HelmRepository / OCIRepository objects) of the charts in use are rendered once, in one
 namespace; every cluster's HelmReleases point at them. A platform that mirrors charts overrides an
 entry in its Platform document's `spec.charts`; whatever it leaves out keeps the upstream default.
+
+Every default below names a chart its publisher serves at that address and version. Where the version
+was read: the publisher's Helm repository index (`index.yaml` on the `gh-pages` branch) or the
+`helm pull … --version` Cozystack vendors from it (`cozystack/cozystack` 3c780acd,
+`packages/system/<name>/Makefile` and `charts/<name>/Chart.yaml`). Like every source, an optional
+add-on's (`OPTIONAL_CHARTS`) is rendered only while some cluster of the input enables it.
 """
 
 from __future__ import annotations
@@ -14,10 +20,13 @@ from pydantic import Field, field_validator, model_validator
 
 from tenantctl.render.meta import platform_meta
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.patterns import DNS_LABEL, FLUX_INTERVAL, URL
 
 __all__ = [
     "ADDON_CHARTS",
+    "CORE_CHARTS",
     "DEFAULT_CHART_SOURCES",
+    "OPTIONAL_CHARTS",
     "SOURCE_API",
     "ChartSource",
     "ChartSourcesSpec",
@@ -27,7 +36,13 @@ __all__ = [
 ]
 
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
-ADDON_CHARTS = ("cilium", "coredns", "proxmox-csi", "kubevirt-csi-node")
+# Charts of the add-ons every tenant gets, then those a TenantCluster enables in spec.addons.
+CORE_CHARTS = ("cilium", "coredns", "proxmox-csi", "metrics-server", "snapshot-controller")
+OPTIONAL_CHARTS = ("cert-manager", "ingress-nginx", "vertical-pod-autoscaler", "velero", "gpu-operator")
+ADDON_CHARTS = CORE_CHARTS + OPTIONAL_CHARTS
+# A chart's name in its repository; a version is a tag or a semver range (no whitespace, no newline).
+CHART_NAME = r"^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$"
+CHART_VERSION = r"^[0-9A-Za-z.+_*^~<>=|, -]+$"
 _HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 
 
@@ -35,10 +50,10 @@ class ChartSource(SpecModel):
     """`HelmRepository` needs the chart's name inside the repository; an OCI URL names the chart itself."""
 
     kind: Literal["HelmRepository", "OCIRepository"]
-    url: str
-    chart: str | None = None
-    version: str
-    interval: str = "1h"
+    url: str = Field(pattern=URL, max_length=2048)
+    chart: str | None = Field(default=None, pattern=CHART_NAME, max_length=253)
+    version: str = Field(pattern=CHART_VERSION, max_length=128)
+    interval: str = Field(default="1h", pattern=FLUX_INTERVAL, max_length=64)
 
     @model_validator(mode="after")
     def _chart_matches_kind(self) -> ChartSource:
@@ -62,16 +77,29 @@ DEFAULT_CHART_SOURCES: Mapping[str, ChartSource] = {
     "cilium": _source("HelmRepository", "https://helm.cilium.io/", "1.17.6", "cilium"),
     "coredns": _source("HelmRepository", "https://coredns.github.io/helm", "1.43.0", "coredns"),
     "proxmox-csi": _source("OCIRepository", "oci://ghcr.io/sergelogvinov/charts/proxmox-csi-plugin", "0.5.12"),
-    # KubeVirt's CSI driver publishes no chart upstream. This address is a placeholder, not a verified
-    # artifact: a kubevirt platform sets spec.charts.sources.kubevirt-csi-node to its own packaging.
-    "kubevirt-csi-node": _source("OCIRepository", "oci://ghcr.io/cozystack/cozystack/kubevirt-csi-node", "0.1.0"),
+    # kubernetes-sigs/metrics-server gh-pages index.yaml: 3.13.0 ships metrics-server 0.8.0.
+    "metrics-server": _source(
+        "HelmRepository", "https://kubernetes-sigs.github.io/metrics-server/", "3.13.0", "metrics-server"
+    ),
+    # piraeusdatastore/helm-charts gh-pages index.yaml (2026-07-21): 5.2.0, external-snapshotter v8.6.0 CRDs.
+    "snapshot-controller": _source(
+        "HelmRepository", "https://piraeus.io/helm-charts/", "5.2.0", "snapshot-controller"
+    ),
+    # The versions Cozystack pulls (`helm pull <repo>/<chart> --version`) from these repositories.
+    "cert-manager": _source("HelmRepository", "https://charts.jetstack.io", "v1.20.2", "cert-manager"),
+    "ingress-nginx": _source("HelmRepository", "https://kubernetes.github.io/ingress-nginx", "4.11.2", "ingress-nginx"),
+    "vertical-pod-autoscaler": _source(
+        "HelmRepository", "https://cowboysysop.github.io/charts/", "11.1.1", "vertical-pod-autoscaler"
+    ),
+    "velero": _source("HelmRepository", "https://vmware-tanzu.github.io/helm-charts", "12.0.3", "velero"),
+    "gpu-operator": _source("HelmRepository", "https://helm.ngc.nvidia.com/nvidia", "v26.3.1", "gpu-operator"),
 }
 
 
 class ChartSourcesSpec(SpecModel):
     """`spec.charts` of a Platform: the sources' namespace and per-chart overrides of the defaults."""
 
-    namespace: str = "tenantctl-system"
+    namespace: str = Field(default="tenantctl-system", pattern=DNS_LABEL, max_length=63)
     sources: dict[str, ChartSource] = Field(default_factory=dict)
 
     @field_validator("sources")

@@ -21,7 +21,7 @@ from tenantctl.render.controllers import (
     service_account,
 )
 from tenantctl.render.image_settings import ImagesSpec
-from tenantctl.render.meta import Names
+from tenantctl.render.meta import DEFAULT_CLASS_ANNOTATION, Names
 from tenantctl.render.proxmox_config import (
     CONFIG_DIR,
     CONFIG_FILE,
@@ -30,6 +30,7 @@ from tenantctl.render.proxmox_config import (
     config_volumes,
 )
 from tenantctl.spec import ProxmoxClusterSpec, TenantCluster
+from tenantctl.spec.storage import default_storage_class
 
 __all__ = [
     "CONTROLLER_VMID_ANNOTATION",
@@ -44,7 +45,6 @@ __all__ = [
 
 PROXMOX_CSI_DRIVER = "csi.proxmox.sinextra.dev"
 CONTROLLER_VMID_ANNOTATION = "tenantctl.io/csi-controller-vmid"
-DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 _SOCKET_VOLUME = "socket-dir"
 _SOCKET = "unix:///csi/csi.sock"
 # CSIStorageCapacity objects come from the provisioner sidecar, which runs here, not in the tenant; left
@@ -113,8 +113,10 @@ def render_proxmox_csi_controller(cluster: TenantCluster, images: ImagesSpec) ->
 
 
 def proxmox_csi_node_values(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
-    """Node plugin only: `replicaCount: 0` (the chart has no switch for its controller) and no clusters."""
+    """Node plugin only: `replicaCount: 0` (the chart has no switch for its controller) and no clusters.
+    Exactly one class carries the default mark: the marked one, else the first."""
     px = _proxmox(cluster)
+    default = default_storage_class(px.csi.storage_classes)
     classes: list[dict[str, Any]] = []
     for sc in px.csi.storage_classes:
         entry: dict[str, Any] = {
@@ -123,7 +125,7 @@ def proxmox_csi_node_values(cluster: TenantCluster, images: ImagesSpec) -> dict[
             "reclaimPolicy": sc.reclaim_policy,
             "fstype": sc.fstype,
         }
-        if sc.default:
+        if sc.name == default:
             entry["annotations"] = {DEFAULT_CLASS_ANNOTATION: "true"}
         classes.append(entry)
     return {

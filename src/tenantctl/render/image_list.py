@@ -15,6 +15,7 @@ from tenantctl.render.addons import ADDON_IMAGES
 from tenantctl.render.autoscaler import render_autoscaler
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.images import CATALOGUE, SHARED_REGISTRY
+from tenantctl.render.standard_addons import STANDARD_ADDON_IMAGES
 from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import worker_images
 from tenantctl.render.versions import kamaji_konnectivity_tag, kubernetes_patch
@@ -43,12 +44,14 @@ def _containers(obj: Mapping[str, Any]) -> Iterator[str]:
 def _controller_images(
     cluster: TenantCluster, pools: Sequence[NodePool], images: ImagesSpec
 ) -> Iterator[tuple[str, str]]:
-    """Every container image of the substrate's controllers and the autoscaler, each mapped back to its
-    catalogue name."""
+    """Every container image of the substrate's controllers, the autoscaler and the workloads the
+    substrate applies inside the tenant (KubeVirt's CSI node plugin), each mapped back to its catalogue
+    name."""
     known = {str(images.ref(name)): name for name, entry in CATALOGUE.items() if entry.tag is not None}
     substrate = SUBSTRATES[cluster.spec.substrate]
     controllers = substrate.render_controllers(cluster, images)
     controllers += render_autoscaler(cluster, pools, substrate.machine_templates, images)
+    controllers += substrate.render_tenant_objects(cluster, images)
     for obj in controllers:
         for image in _containers(obj):
             if image not in known:
@@ -68,7 +71,7 @@ def cluster_images(
     if pools:
         found += sorted(worker_images(cluster, images).items())
     found += _controller_images(cluster, pools, images)
-    found += [(name, str(images.ref(name))) for name in ADDON_IMAGES]
+    found += [(name, str(images.ref(name))) for name in (*ADDON_IMAGES, *STANDARD_ADDON_IMAGES)]
     substrate = SUBSTRATES[cluster.spec.substrate]
     if substrate.csi_node_release(cluster, images) is not None:
         found += [(name, str(images.ref(name))) for name in substrate.csi_node_images]

@@ -15,6 +15,10 @@ __all__ = ["CATALOGUE", "SHARED_REGISTRY", "CatalogueImage", "derived", "pinned"
 # registry.k8s.io serves multi-arch indexes whose digests are published only in the promoter's manifest,
 # which is not part of this project's sources; the tag is the release and registry.k8s.io never re-tags.
 _K8S_PROMOTED = "registry.k8s.io promoted images are immutable; digest not recorded"
+# Digests read from the promoter's manifest that registry.k8s.io serves from.
+_SIG_STORAGE_PROMOTION = (
+    "kubernetes/k8s.io registry.k8s.io/images/k8s-staging-sig-storage/images.yaml (promotion manifest)"
+)
 # The author's CI pushes release tags; no upstream source records their digests.
 _NO_PUBLISHED_DIGEST = "upstream publishes no digest for its release tags"
 
@@ -118,7 +122,7 @@ CATALOGUE: Mapping[str, CatalogueImage] = {
         "ghcr.io/cozystack/cozystack/kubevirt-csi-driver:v1.6.0"
         "@sha256:d6326e343c7932ce3d375c6742b9b9745090a4a26bf5bbc5ad19f5504ea93d65",
         "cozystack packages/apps/kubernetes/images/kubevirt-csi-driver.tag",
-        "KubeVirt CSI controller Deployment, tenant kubevirt-csi-node release (csiDriver.image)",
+        "KubeVirt CSI controller Deployment, tenant KubeVirt CSI node DaemonSet",
     ),
     # cluster-autoscaler 1.32.0 + fix-downscale.diff: upstream's clusterapi provider refuses any SetSize
     # above the group's max, so a pool left above a lowered maxReplicas could not shrink one step at a
@@ -141,14 +145,33 @@ CATALOGUE: Mapping[str, CatalogueImage] = {
         "registry.k8s.io/sig-storage/csi-resizer:v1.13.1", "kubernetes-csi/external-resizer release v1.13.1",
         "CSI controller sidecar", _K8S_PROMOTED,
     ),
-    "csi-livenessprobe": tagged(
-        "registry.k8s.io/sig-storage/livenessprobe:v2.14.0", "kubernetes-csi/livenessprobe release v2.14.0",
-        "CSI controller sidecar, tenant proxmox-csi release (livenessprobe.image)", _K8S_PROMOTED,
+    "csi-livenessprobe": pinned(
+        "registry.k8s.io/sig-storage/livenessprobe:v2.14.0"
+        "@sha256:33692aed26aaf105b4d6e66280cceca9e0463f500c81b5d8c955428a75438f32",
+        _SIG_STORAGE_PROMOTION,
+        "CSI controller sidecar, tenant proxmox-csi release (livenessprobe.image), tenant KubeVirt CSI node",
     ),
-    "csi-node-driver-registrar": tagged(
-        "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0",
-        "kubernetes-csi/node-driver-registrar release v2.13.0",
-        "tenant proxmox-csi release (node.driverRegistrar.image)", _K8S_PROMOTED,
+    "csi-node-driver-registrar": pinned(
+        "registry.k8s.io/sig-storage/csi-node-driver-registrar:v2.13.0"
+        "@sha256:d7138bcc3aa5f267403d45ad4292c95397e421ea17a0035888850f424c7de25d",
+        _SIG_STORAGE_PROMOTION,
+        "tenant proxmox-csi release (node.driverRegistrar.image), tenant KubeVirt CSI node",
+    ),
+    "csi-snapshotter": pinned(
+        "registry.k8s.io/sig-storage/csi-snapshotter:v8.3.0"
+        "@sha256:bc7be893ecc3ad524194aa6573b2f5c06cd469bdf21a500ab6c99c2ba1c4d64d",
+        _SIG_STORAGE_PROMOTION, "KubeVirt CSI controller sidecar (tenant VolumeSnapshots)",
+    ),
+    "snapshot-controller": pinned(
+        "registry.k8s.io/sig-storage/snapshot-controller:v8.3.0"
+        "@sha256:12c2da094b02ffa8fa249e17b943b755b464604880cc2cfd85977088c1a2c458",
+        _SIG_STORAGE_PROMOTION, "tenant snapshot-controller release (controller.image)",
+    ),
+    "metrics-server": pinned(
+        "registry.k8s.io/metrics-server/metrics-server:v0.8.0"
+        "@sha256:89258156d0e9af60403eafd44da9676fd66f600c7934d468ccc17e42b199aee2",
+        "kubernetes/k8s.io registry.k8s.io/images/k8s-staging-metrics-server/images.yaml (promotion manifest)",
+        "tenant metrics-server release (image.repository/tag)",
     ),
     "cilium": pinned(
         "quay.io/cilium/cilium:v1.17.6@sha256:544de3d4fed7acba72758413812780a4972d47c39035f2a06d6145d8644a3353",

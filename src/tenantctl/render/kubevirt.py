@@ -55,6 +55,10 @@ def _vm_template_spec(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
         # virt-launcher's scratch space, bounded (Cozystack 90e4aba4e); DataVolumes are not counted in it.
         "resources": {"requests": {"ephemeral-storage": "2Gi"}, "limits": {"ephemeral-storage": "2Gi"}},
     }
+    if kv.gpus:
+        # Only pools with GPUs carry the key: the template is named after its content, and a key new to
+        # every pool would rename every template and roll every worker.
+        domain["devices"]["gpus"] = [{"name": g.name, "deviceName": g.device_name} for g in kv.gpus]
     if res.cpu is not None and res.memory is not None:
         domain["cpu"] = {"threads": 1, "cores": num_cores(res.cpu), "sockets": 1}
         domain["memory"] = {"guest": str(res.memory)}

@@ -1,11 +1,12 @@
 """KubeVirt's CSI driver: the controller runs here (hot-plugs DataVolumes into the worker VMs of this
-namespace) with `--run-node-service=false`; the tenant gets the node plugin from its own release."""
+namespace) with `--run-node-service=false`; the tenant gets the node plugin as objects tenantctl renders
+(`render/kubevirt_csi_node.py`). The snapshotter sidecar serves the tenant's VolumeSnapshots: the driver
+snapshots the backing PVC here, so the management cluster needs snapshot support for the infra class."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from tenantctl.render.addons import CsiNodeRelease
 from tenantctl.render.controllers import (
     KUBECONFIG_MOUNT,
     KUBECONFIG_PATH,
@@ -25,8 +26,6 @@ from tenantctl.spec import TenantCluster
 __all__ = [
     "KCSI_CLUSTER_RULES",
     "KCSI_RULES",
-    "kubevirt_csi_node_release",
-    "kubevirt_csi_node_values",
     "render_kubevirt_controllers",
     "render_kubevirt_csi_controller",
 ]
@@ -40,11 +39,13 @@ KCSI_RULES: tuple[Rule, ...] = (
     ("kubevirt.io", ("virtualmachineinstances", "virtualmachines"), ("get", "list")),
     ("subresources.kubevirt.io", ("virtualmachines/addvolume", "virtualmachines/removevolume"), ("update",)),
     ("", ("persistentvolumeclaims",), ("get", "patch")),
+    ("snapshot.storage.k8s.io", ("volumesnapshots",), ("get", "create", "delete")),
 )
 _SIDECARS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("csi-provisioner", ("--default-fstype=ext4",)),
     ("csi-attacher", ()),
     ("csi-resizer", ()),
+    ("csi-snapshotter", ()),
 )
 KCSI_CLUSTER_RULES: tuple[Rule, ...] = (("", ("persistentvolumes",), ("get",)),)
 
@@ -99,23 +100,6 @@ def render_kubevirt_csi_controller(cluster: TenantCluster, images: ImagesSpec) -
             infra_access=True,
         ),
     ]
-
-
-def kubevirt_csi_node_values(cluster: TenantCluster, images: ImagesSpec) -> dict[str, Any]:
-    """One tenant StorageClass backed by the management cluster's default StorageClass. The node plugin
-    runs the controller's image; the chart hard-codes its sidecars (no value to set them)."""
-    return {
-        "storageClasses": {"kubevirt": {"default": True}},
-        "csiDriver": {"image": str(images.ref("kubevirt-csi-driver"))},
-    }
-
-
-def kubevirt_csi_node_release(cluster: TenantCluster, images: ImagesSpec) -> CsiNodeRelease:
-    return CsiNodeRelease(
-        chart="kubevirt-csi-node",
-        target_namespace="kubevirt-csi-driver",
-        values=kubevirt_csi_node_values(cluster, images),
-    )
 
 
 def render_kubevirt_controllers(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:

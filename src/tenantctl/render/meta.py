@@ -8,10 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
+from tenantctl.spec.addons import INGRESS_NODE_LABEL
 
 __all__ = [
     "CAPI_CLUSTER_LABEL",
     "CLUSTER_LABEL",
+    "DEFAULT_CLASS_ANNOTATION",
+    "GPU_NODE_LABEL",
+    "INGRESS_NODE_LABEL",
     "INVENTORY_LABELS",
     "MANAGED_BY",
     "NAMESPACE_LABEL",
@@ -32,6 +36,9 @@ NAMESPACE_LABEL = "tenantctl.io/namespace"
 CAPI_CLUSTER_LABEL = "cluster.x-k8s.io/cluster-name"
 # Selecting on these finds everything tenantctl rendered for one cluster: the prune inventory.
 INVENTORY_LABELS = ("app.kubernetes.io/managed-by", CLUSTER_LABEL)
+DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+# NVIDIA's GPU operator deploys its operands on nodes labelled so; tenantctl sets it on pools with GPUs.
+GPU_NODE_LABEL = "nvidia.com/gpu.present"
 
 _DEFAULT_MANAGEMENT_DOMAIN: str = ObservedState.model_fields["management_cluster_domain"].default
 

@@ -16,6 +16,7 @@ path that works either way:
 
 from __future__ import annotations
 
+from tenantctl.render.meta import GPU_NODE_LABEL
 from tenantctl.spec import NodePool
 from tenantctl.spec.labels import is_capi_synced
 
@@ -23,8 +24,10 @@ __all__ = ["capi_synced_labels", "kubelet_labels", "node_labels", "node_taints"]
 
 
 def node_labels(pool: NodePool) -> dict[str, str]:
-    """Every label a Node of the pool ends up with from its spec (whichever path carries it)."""
-    return dict(sorted(pool.spec.labels.items()))
+    """Every label a Node of the pool ends up with from its spec (whichever path carries it). A pool with
+    GPUs is labelled for the GPU operator from its first boot, before the operator's feature discovery."""
+    derived = {GPU_NODE_LABEL: "true"} if pool.spec.kubevirt.gpus else {}
+    return dict(sorted({**pool.spec.labels, **derived}.items()))
 
 
 def node_taints(pool: NodePool) -> list[dict[str, str]]:

@@ -10,7 +10,8 @@ from tenantctl.render.addons import CsiNodeRelease
 from tenantctl.render.csi_proxmox import proxmox_csi_node_release, render_proxmox_controllers
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kubevirt import render_kubevirt_cluster, render_kubevirt_machine_template
-from tenantctl.render.kubevirt_csi import kubevirt_csi_node_release, render_kubevirt_controllers
+from tenantctl.render.kubevirt_csi import render_kubevirt_controllers
+from tenantctl.render.kubevirt_csi_node import KUBEVIRT_CSI_DRIVER, render_kubevirt_csi_node
 from tenantctl.render.proxmox import render_proxmox_cluster, render_proxmox_machine_template
 from tenantctl.spec import NodePool, TenantCluster
 
@@ -32,6 +33,18 @@ class Substrate:
     csi_node_release: Callable[[TenantCluster, ImagesSpec], CsiNodeRelease | None]
     # Catalogue images the CSI node release's values set (listed by `tenantctl images`).
     csi_node_images: tuple[str, ...]
+    # Objects the operator applies inside the tenant besides the bootstrap token and node RBAC.
+    render_tenant_objects: Callable[[TenantCluster, ImagesSpec], list[dict[str, Any]]]
+    # The CSI driver a VolumeSnapshotClass names, or None where the driver cannot take snapshots.
+    snapshot_driver: str | None
+
+
+def _none(cluster: TenantCluster, images: ImagesSpec) -> None:
+    return None
+
+
+def _no_objects(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
+    return []
 
 
 SUBSTRATES: dict[str, Substrate] = {
@@ -43,8 +56,11 @@ SUBSTRATES: dict[str, Substrate] = {
         render_machine_template=render_kubevirt_machine_template,
         machine_templates="kubevirtmachinetemplates",
         render_controllers=render_kubevirt_controllers,
-        csi_node_release=kubevirt_csi_node_release,
-        csi_node_images=("kubevirt-csi-driver",),
+        csi_node_release=_none,
+        csi_node_images=(),
+        render_tenant_objects=render_kubevirt_csi_node,
+        # The controller's snapshotter sidecar: the driver snapshots the backing PVC in this cluster.
+        snapshot_driver=KUBEVIRT_CSI_DRIVER,
     ),
     "proxmox": Substrate(
         name="proxmox",
@@ -56,5 +72,10 @@ SUBSTRATES: dict[str, Substrate] = {
         render_controllers=render_proxmox_controllers,
         csi_node_release=proxmox_csi_node_release,
         csi_node_images=("proxmox-csi-node", "csi-node-driver-registrar", "csi-livenessprobe"),
+        render_tenant_objects=_no_objects,
+        # proxmox-csi-plugin's snapshots are experimental full copies that need root@pam password
+        # credentials (docs/volumesnapshot.md); the controller here holds a scoped API token, so a
+        # VolumeSnapshotClass would only leave every VolumeSnapshot pending.
+        snapshot_driver=None,
     ),
 }

@@ -19,6 +19,7 @@ from tenantctl.render.sizing import eviction_config, kubelet_reservations
 from tenantctl.render.substrates import Substrate
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
+from tenantctl.spec.addresses import is_literal_ip
 
 __all__ = [
     "CABPT_API",
@@ -37,6 +38,12 @@ def check_observed(cluster: TenantCluster, observed: ObservedState, problems: Pr
         problems.error(
             f"ObservedState/{observed.metadata.name}.clusterDNS",
             "required on kubevirt: workers resolve through the management cluster's DNS service",
+        )
+    if cluster.spec.substrate == "kubevirt" and not is_literal_ip(observed.endpoint):
+        problems.error(
+            f"ObservedState/{observed.metadata.name}.endpoint",
+            f"{observed.endpoint!r} must be a literal IP on kubevirt: workers pin the apiserver name to it "
+            "in their host entries",
         )
 
 

@@ -1,10 +1,12 @@
 """What a user asks for: `TenantCluster` and `NodePool` models, parsed and checked in one pass."""
 
+from tenantctl.spec.addons import ADDON_NAMES, AddonSpec, AddonsSpec
 from tenantctl.spec.autoscaling import AutoscalingSpec
 from tenantctl.spec.exposure import ExposeSpec
 from tenantctl.spec.loader import API_VERSION, TenantInput, parse_observed, parse_tenant_documents
 from tenantctl.spec.nodepool import (
     DEFAULT_REPLICAS,
+    GpuSpec,
     HealthCheckSpec,
     KubevirtPoolSpec,
     NodePool,
@@ -20,6 +22,8 @@ from tenantctl.spec.tenant import (
     ControlPlaneSpec,
     CSISpec,
     IPv4ConfigSpec,
+    KubevirtClusterSpec,
+    KubevirtStorageClassSpec,
     NetworkSpec,
     ObjectMeta,
     ProxmoxClusterSpec,
@@ -31,16 +35,22 @@ from tenantctl.spec.tenant import (
 )
 
 __all__ = [
+    "ADDON_NAMES",
     "API_VERSION",
     "DEFAULT_REPLICAS",
+    "AddonSpec",
+    "AddonsSpec",
     "AutoscalingSpec",
     "CCMSpec",
     "CSISpec",
     "ControlPlaneSpec",
     "ExposeSpec",
+    "GpuSpec",
     "HealthCheckSpec",
     "IPv4ConfigSpec",
+    "KubevirtClusterSpec",
     "KubevirtPoolSpec",
+    "KubevirtStorageClassSpec",
     "NetworkSpec",
     "NodePool",
     "NodePoolSpec",

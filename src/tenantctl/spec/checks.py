@@ -13,30 +13,50 @@ from decimal import Decimal
 
 from tenantctl.problems import Problems
 from tenantctl.spec import syntax
+from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.durations import DurationError, parse_go_duration
+from tenantctl.spec.errors import shown
 from tenantctl.spec.exposure import check_expose
 from tenantctl.spec.image_refs import endpoint_problem, registry_host_problem, repository_problem
 from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
 from tenantctl.spec.nodepool import NodePool
+from tenantctl.spec.observed import ObservedState
+from tenantctl.spec.patterns import (
+    KUBE_VERSION,
+    PVE_TAG,
+    SCHEMATIC_ID,
+    TALOS_VERSION,
+    full_match,
+)
 from tenantctl.spec.quantity import QuantityError, parse_quantity
+from tenantctl.spec.storage import check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
 
-__all__ = ["check_ip_capacity", "check_node_pool", "check_tenant_cluster", "pool_addresses", "ref"]
+__all__ = [
+    "check_gpu_operator",
+    "check_ingress_pools",
+    "check_ip_capacity",
+    "check_node_pool",
+    "check_observed_state",
+    "check_tenant_cluster",
+    "pool_addresses",
+    "ref",
+]
 
-_KUBE_VERSION = re.compile(syntax.KUBE_VERSION)
-_TALOS_VERSION = re.compile(syntax.TALOS_VERSION)
-_SCHEMATIC = re.compile(syntax.SCHEMATIC_ID)
 _PERCENT = re.compile(r"[0-9]+%")
 _PVE_TAG = re.compile(syntax.PVE_TAG)
+# An extended resource name as KubeVirt's permittedHostDevices names a GPU: `<vendor domain>/<name>`.
+_DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
 
 
 def ref(kind: str, name: str) -> str:
-    return f"{kind}/{name}"
+    """`Kind/name`; a name a terminal would not show as typed (a newline, 1 MB) is quoted and cut."""
+    return f"{kind}/{name}" if name.isprintable() and len(name) <= 80 else f"{kind}/{shown(name)}"
 
 
 def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
@@ -62,8 +82,16 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
                 "spec.talos.schematicID are what set the installer image there",
             )
         _check_proxmox_cluster(at, spec.proxmox, problems)
-    elif spec.proxmox is not None:
-        problems.warn(f"{at}.spec.proxmox", f"ignored: the cluster's substrate is {spec.substrate!r}")
+        if spec.addons.gpu_operator.enabled:
+            problems.error(
+                f"{at}.spec.addons.gpuOperator.enabled",
+                "refused on substrate proxmox: tenantctl passes GPUs only into kubevirt workers (spec.kubevirt.gpus)",
+            )
+    else:
+        if spec.proxmox is not None:
+            problems.warn(f"{at}.spec.proxmox", f"ignored: the cluster's substrate is {spec.substrate!r}")
+        check_storage_classes(f"{at}.spec.kubevirt.storageClasses", spec.kubevirt.storage_classes, problems)
+    check_addons(at, spec.addons, problems)
 
 
 def _check_meta_name(at: str, name: str, namespace: str, problems: Problems) -> None:
@@ -76,7 +104,7 @@ def _check_meta_name(at: str, name: str, namespace: str, problems: Problems) -> 
 def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
     version, talos = tc.spec.version, tc.spec.talos.version
     k8s_minor: str | None = None
-    if not _KUBE_VERSION.match(version):
+    if not full_match(KUBE_VERSION, version):
         problems.error(f"{at}.spec.version", f"{version!r} is not a Kubernetes version like v1.33 or v1.33.4")
     else:
         k8s_minor = ".".join(version.split(".")[:2])
@@ -84,7 +112,7 @@ def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
             known = ", ".join(KUBERNETES_PATCHES)
             problems.error(f"{at}.spec.version", f"unknown Kubernetes minor {k8s_minor!r} (known: {known})")
             k8s_minor = None
-    if not _TALOS_VERSION.match(talos):
+    if not full_match(TALOS_VERSION, talos):
         problems.error(f"{at}.spec.talos.version", f"{talos!r} is not a Talos version like v1.13.6")
         return
     talos_minor = ".".join(talos.split(".")[:2])
@@ -101,7 +129,7 @@ def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
             f"Kubernetes {k8s_minor} is outside the support window of Talos {talos_minor} "
             f"({window[0]}…{window[1]}; spec.talos.version is {talos!r})",
         )
-    if not _SCHEMATIC.match(tc.spec.talos.schematic_id):
+    if not full_match(SCHEMATIC_ID, tc.spec.talos.schematic_id):
         problems.error(
             f"{at}.spec.talos.schematicID",
             f"{tc.spec.talos.schematic_id!r} is not an Image Factory schematic ID (64 lower-case hex)",
@@ -136,6 +164,12 @@ def _check_network(at: str, tc: TenantCluster, problems: Problems) -> None:
             f"{at}.spec.network",
             f"podCIDR {tc.spec.network.pod_cidr} and serviceCIDR {tc.spec.network.service_cidr} overlap",
         )
+    domain = tc.spec.network.cluster_domain
+    if not is_dns_subdomain(domain):
+        problems.error(
+            f"{at}.spec.network.clusterDomain",
+            f"{shown(domain)} is not a DNS domain (lower-case labels of a-z, 0-9, '-' joined by '.'; ≤253)",
+        )
     service = nets.get("serviceCIDR")
     if service is not None and service.num_addresses < 16:
         problems.error(
@@ -168,16 +202,8 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
     else:
         _check_ipv4_config(f"{base}.ipv4Config", px, problems)
     _check_credential_names(base, px, problems)
-    defaults = [sc.name for sc in px.csi.storage_classes if sc.default]
-    if len(defaults) > 1:
-        problems.error(f"{base}.csi.storageClasses", f"more than one default StorageClass: {defaults}")
-    seen: set[str] = set()
-    for i, sc in enumerate(px.csi.storage_classes):
-        if sc.name in seen:
-            problems.error(f"{base}.csi.storageClasses[{i}].name", f"duplicate StorageClass name {sc.name!r}")
-        seen.add(sc.name)
-        if not is_dns_subdomain(sc.name):
-            problems.error(f"{base}.csi.storageClasses[{i}].name", f"{sc.name!r} is not a valid object name")
+    if px.csi.enabled:
+        check_storage_classes(f"{base}.csi.storageClasses", px.csi.storage_classes, problems)
 
 
 def _check_credential_names(base: str, px: ProxmoxClusterSpec, problems: Problems) -> None:
@@ -298,7 +324,15 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
                 f"{at}.spec.resources",
                 "a proxmox pool needs resources.cpu and/or resources.memory to size its VMs (numCores, memoryMiB)",
             )
+        if spec.kubevirt.gpus:
+            problems.error(
+                f"{at}.spec.kubevirt.gpus",
+                f"{len(spec.kubevirt.gpus)} GPU(s) refused on substrate proxmox: tenantctl passes GPUs only "
+                "into kubevirt worker VMs",
+            )
     elif substrate == "kubevirt":
+        _check_kubevirt_pool(at, pool, problems)
+        _check_gpus(at, pool, problems)
         if spec.proxmox is not None:
             problems.warn(f"{at}.spec.proxmox", "ignored: the pool's cluster runs on substrate 'kubevirt'")
         if (spec.resources.cpu is None) != (spec.resources.memory is None):
@@ -311,6 +345,79 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
     _check_health(at, pool, problems)
     _check_labels(at, pool, problems)
     _check_taints(at, pool, problems)
+
+
+def _check_kubevirt_pool(at: str, pool: NodePool, problems: Problems) -> None:
+    """The DataVolume and the VM template copy these verbatim."""
+    kv = pool.spec.kubevirt
+    try:
+        size = parse_quantity(kv.disk_size)
+    except QuantityError as exc:
+        problems.error(f"{at}.spec.kubevirt.diskSize", str(exc))
+    else:
+        if size <= 0:
+            problems.error(f"{at}.spec.kubevirt.diskSize", f"{shown(kv.disk_size)} must be a positive size")
+    for field, value in (("instanceType", kv.instance_type), ("storageClass", kv.storage_class)):
+        if not is_dns_subdomain(value):
+            problems.error(f"{at}.spec.kubevirt.{field}", f"{shown(value)} is not a valid object name")
+
+
+def check_observed_state(observed: ObservedState, problems: Problems) -> None:
+    """Observations reach Secret names, host entries and search domains verbatim: check them as the spec."""
+    at = ref("ObservedState", observed.metadata.name)
+    _check_meta_name(at, observed.metadata.name, observed.metadata.namespace, problems)
+    if not (is_literal_ip(observed.endpoint) or is_dns_subdomain(observed.endpoint)):
+        problems.error(f"{at}.endpoint", f"{shown(observed.endpoint)} is neither a literal IP nor a DNS name")
+    if observed.cluster_dns is not None and not is_literal_ip(observed.cluster_dns):
+        problems.error(f"{at}.clusterDNS", f"{shown(observed.cluster_dns)} is not a literal IP address")
+    if not is_dns_subdomain(observed.management_cluster_domain):
+        problems.error(
+            f"{at}.managementClusterDomain", f"{shown(observed.management_cluster_domain)} is not a DNS domain"
+        )
+
+
+def _check_gpus(at: str, pool: NodePool, problems: Problems) -> None:
+    seen: set[str] = set()
+    for i, gpu in enumerate(pool.spec.kubevirt.gpus):
+        base = f"{at}.spec.kubevirt.gpus[{i}]"
+        if not is_dns_label(gpu.name):
+            problems.error(f"{base}.name", f"{gpu.name!r} must be a DNS label (KubeVirt names devices so)")
+        elif gpu.name in seen:
+            problems.error(f"{base}.name", f"duplicate GPU name {gpu.name!r} in the pool")
+        seen.add(gpu.name)
+        if not _DEVICE_NAME.fullmatch(gpu.device_name) or len(gpu.device_name) > 253:
+            problems.error(
+                f"{base}.deviceName",
+                f"{gpu.device_name!r} is not a host device resource name like nvidia.com/GA102GL_A10",
+            )
+
+
+def check_gpu_operator(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
+    """The operator installs DaemonSets for GPU nodes; a tenant without any pool that has GPUs gets none."""
+    if tc.spec.addons.gpu_operator.enabled and not any(p.spec.kubevirt.gpus for p in pools):
+        problems.warn(
+            f"{ref('TenantCluster', tc.metadata.name)}.spec.addons.gpuOperator.enabled",
+            "no NodePool of this cluster has spec.kubevirt.gpus: the GPU operator will find no GPU node",
+        )
+
+
+def check_ingress_pools(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
+    """The ingress controller is a DaemonSet selecting `INGRESS_NODE_LABEL: ""`; without such a pool it has no pod."""
+    if not tc.spec.addons.ingress_nginx.enabled:
+        return
+    at = ref("TenantCluster", tc.metadata.name)
+    for p in pools:
+        value = p.spec.labels.get(INGRESS_NODE_LABEL)
+        if value not in (None, ""):
+            problems.warn(
+                f"{ref('NodePool', p.metadata.name)}.spec.labels.{INGRESS_NODE_LABEL}",
+                f"{value!r}: the ingress controller selects the value \"\" and will not run on this pool",
+            )
+    if not any(p.spec.labels.get(INGRESS_NODE_LABEL) == "" for p in pools):
+        problems.warn(
+            f"{at}.spec.addons.ingressNginx.enabled",
+            f'no NodePool of this cluster has the label {INGRESS_NODE_LABEL}: "": the ingress controller runs nowhere',
+        )
 
 
 def _check_replicas(at: str, pool: NodePool, problems: Problems) -> None:
@@ -381,7 +488,7 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
         if not px.template_tags:
             problems.error(f"{base}.templateTags", "must not be empty")
         for i, tag in enumerate(px.template_tags):
-            if not _PVE_TAG.match(tag):
+            if not full_match(PVE_TAG, tag):
                 problems.error(f"{base}.templateTags[{i}]", f"{tag!r} is not a Proxmox tag (a-z 0-9 _ - + .)")
     if not px.full:
         for field, value in (("storage", px.storage), ("format", px.format)):

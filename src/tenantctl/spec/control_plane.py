@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from tenantctl.spec.base import SpecModel
-from tenantctl.spec.resource_presets import DEFAULT_PRESETS
+from tenantctl.spec.resource_presets import DEFAULT_PRESETS, PRESETS
 
 __all__ = ["ApiServerSpec", "ComponentResourcesSpec", "ControlPlaneResourcesSpec", "ResourceAmountsSpec"]
 
@@ -13,14 +13,22 @@ Quantity = str | int | float
 
 
 class ResourceAmountsSpec(SpecModel):
-    cpu: Quantity | None = Field(default=None, description="CPU quantity (e.g. 250m, 2).")
-    memory: Quantity | None = Field(default=None, description="Memory quantity (e.g. 512Mi, 2Gi).")
+    cpu: Quantity | None = Field(
+        default=None, description="CPU quantity (e.g. 250m, 2).", json_schema_extra={"maxLength": 64}
+    )
+    memory: Quantity | None = Field(
+        default=None, description="Memory quantity (e.g. 512Mi, 2Gi).", json_schema_extra={"maxLength": 64}
+    )
 
 
 class ComponentResourcesSpec(SpecModel):
     """A preset name, or explicit requests/limits; neither means the component's default preset."""
 
-    preset: str | None = Field(default=None, description="Named preset (README: control-plane resources).")
+    preset: str | None = Field(
+        default=None,
+        description="Named preset (README: control-plane resources).",
+        json_schema_extra={"enum": list[JsonValue](sorted(PRESETS))},
+    )
     requests: ResourceAmountsSpec | None = Field(default=None, description="Explicit requests (no preset).")
     limits: ResourceAmountsSpec | None = Field(default=None, description="Explicit limits, ≥ requests (no preset).")
 

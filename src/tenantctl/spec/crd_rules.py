@@ -88,6 +88,52 @@ def _quantity(field: str) -> Rule:
     }
 
 
+def _positive_quantity() -> Rule:
+    return {
+        "rule": (
+            "type(self) == string ? (isQuantity(self) && quantity(self).isGreaterThan(quantity('0'))) : int(self) > 0"
+        ),
+        "messageExpression": (
+            f"type(self) == string && !isQuantity(self) ? {_q('self')} + ' is not a Kubernetes quantity' : "
+            f"{_q('string(self)')} + ' must be positive'"
+        ),
+    }
+
+
+def _limit_not_below_request(resource: str) -> Rule:
+    request, limit = f"self.requests.{resource}", f"self.limits.{resource}"
+    both = f"has(self.requests) && has(self.limits) && has({request}) && has({limit})"
+    parse = f"isQuantity(string({request})) && isQuantity(string({limit}))"
+    return {
+        "rule": f"!({both}) || !({parse}) || !quantity(string({request})).isGreaterThan(quantity(string({limit})))",
+        "messageExpression": f"'limit ' + {_q(f'string({limit})')} + ' is below the request ' + "
+        f"{_q(f'string({request})')}",
+        "fieldPath": f".limits.{resource}",
+    }
+
+
+def _names_any(amounts: str) -> str:
+    return f"(has(self.{amounts}) && (has(self.{amounts}.cpu) || has(self.{amounts}.memory)))"
+
+
+_COMPONENT_RULES: tuple[Rule, ...] = (
+    {
+        "rule": "!has(self.preset) || (!has(self.requests) && !has(self.limits))",
+        "message": "a preset and explicit requests/limits are exclusive; give one",
+        "fieldPath": ".preset",
+    },
+    {
+        "rule": (
+            f"has(self.preset) || !(has(self.requests) || has(self.limits)) || {_names_any('requests')} || "
+            f"{_names_any('limits')}"
+        ),
+        "message": "requests/limits name no cpu or memory: the container would run BestEffort",
+    },
+    _limit_not_below_request("cpu"),
+    _limit_not_below_request("memory"),
+)
+
+
 def _immutable(key: str) -> Rule:
     field = key.split(".", 1)[1]
     return {"rule": "self == oldSelf", "message": f"{field} is immutable: {IMMUTABLE[key]}"}
@@ -348,6 +394,7 @@ MODEL_RULES: dict[str, tuple[Rule, ...]] = {
             for field in ("storage", "format")
         ),
     ),
+    "ComponentResourcesSpec": _COMPONENT_RULES,
     "RollingUpdateSpec": (
         {
             "rule": "self.maxSurge > 0 || self.maxUnavailable > 0",
@@ -433,6 +480,8 @@ FIELD_RULES: dict[str, tuple[Rule, ...]] = {
     "ExposeSpec.address": (
         {"rule": _IPV4.format("self"), "messageExpression": _q("self") + " + ' is not an IPv4 address literal'"},
     ),
+    "ResourceAmountsSpec.cpu": (_positive_quantity(),),
+    "ResourceAmountsSpec.memory": (_positive_quantity(),),
     "ProxmoxPoolSpec.sourceNode": _NOT_EMPTY,
     "ProxmoxPoolSpec.pool": _NOT_EMPTY,
     "ProxmoxNetworkSpec.bridge": _NOT_EMPTY,

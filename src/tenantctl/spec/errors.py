@@ -10,7 +10,15 @@ from pydantic import BaseModel, ValidationError
 from tenantctl.problems import Problem
 from tenantctl.spec.base import model_in
 
-__all__ = ["format_path", "problems_from_validation_error"]
+__all__ = ["format_path", "problems_from_validation_error", "shown"]
+
+_SHOWN_MAX = 80
+
+
+def shown(value: object) -> str:
+    """`repr` of a user value, cut short: a megabyte string must not flood the terminal."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_MAX else f"{text[:_SHOWN_MAX]}… ({len(text)} characters)"
 
 
 def format_path(loc: tuple[int | str, ...]) -> str:
@@ -69,6 +77,6 @@ def problems_from_validation_error(
             problems.append(Problem(path, "required field is missing"))
         else:
             value = err.get("input")
-            shown = f" (got {value!r})" if not isinstance(value, dict | list) else ""
-            problems.append(Problem(path, f"{err['msg']}{shown}"))
+            got = f" (got {shown(value)})" if not isinstance(value, dict | list) else ""
+            problems.append(Problem(path, f"{err['msg']}{got}"))
     return problems

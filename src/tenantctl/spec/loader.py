@@ -10,7 +10,15 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tenantctl.problems import Problem, Problems
-from tenantctl.spec.checks import check_ip_capacity, check_node_pool, check_tenant_cluster, ref
+from tenantctl.spec.checks import (
+    check_gpu_operator,
+    check_ingress_pools,
+    check_ip_capacity,
+    check_node_pool,
+    check_observed_state,
+    check_tenant_cluster,
+    ref,
+)
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.observed import ObservedState
@@ -58,10 +66,12 @@ def _strip_server_fields(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _doc_ref(doc: Mapping[str, Any], index: int) -> str:
+    """`Kind/name` when both are plain strings; a mapping or list there is named by its position."""
     meta = doc.get("metadata")
     name = meta.get("name") if isinstance(meta, Mapping) else None
-    kind = doc.get("kind") or "document"
-    return ref(str(kind), str(name)) if name else f"{kind}[document {index}]"
+    kind = doc.get("kind")
+    kind = kind if isinstance(kind, str) and kind else "document"
+    return ref(kind, name) if isinstance(name, str) and name else f"{kind}[document {index}]"
 
 
 def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list[BaseModel]:
@@ -70,13 +80,20 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list
         doc = _strip_server_fields(raw)
         at = _doc_ref(doc, i)
         kind, api_version = doc.get("kind"), doc.get("apiVersion")
+        if not isinstance(kind, str) or not isinstance(api_version, str):
+            problems.error(
+                f"{at}.{'kind' if not isinstance(kind, str) else 'apiVersion'}",
+                f"must be a string (got {type(kind if not isinstance(kind, str) else api_version).__name__}); "
+                f"expected {API_VERSION} {' or '.join(_KINDS)}",
+            )
+            continue
         if kind in _FOREIGN_KINDS:
             continue
-        model_cls = _KINDS.get(str(kind))
+        model_cls = _KINDS.get(kind)
         if api_version != API_VERSION or model_cls is None:
             problems.error(
                 f"{at}.kind",
-                f"unsupported apiVersion/kind {api_version}/{kind}; expected {API_VERSION} "
+                f"unsupported apiVersion/kind {api_version[:80]}/{kind[:80]}; expected {API_VERSION} "
                 f"{' or '.join(_KINDS)}",
             )
             continue
@@ -128,6 +145,8 @@ def parse_tenant_documents(docs: Iterable[Mapping[str, Any]]) -> TenantInput:
     tenant = TenantInput(tuple(clusters), tuple(pools))
     for tc in clusters:
         check_ip_capacity(tc, tenant.pools_of(tc), problems)
+        check_gpu_operator(tc, tenant.pools_of(tc), problems)
+        check_ingress_pools(tc, tenant.pools_of(tc), problems)
     if not clusters and not problems.errors:
         problems.error("input", "no TenantCluster in the input")
     problems.raise_if_errors()
@@ -156,6 +175,7 @@ def parse_observed(docs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], O
         if not isinstance(m, ObservedState):
             problems.error(ref(type(m).__name__, "?"), "an observed-state file holds only ObservedState documents")
             continue
+        check_observed_state(m, problems)
         out[(m.metadata.namespace, m.metadata.name)] = m
     problems.raise_if_errors()
     return out

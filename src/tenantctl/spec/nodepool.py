@@ -10,10 +10,12 @@ from tenantctl.spec import syntax
 from tenantctl.spec.autoscaling import AutoscalingSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.labels import TAINT_EFFECTS
+from tenantctl.spec.patterns import INT32_MAX
 from tenantctl.spec.tenant import ObjectMeta
 
 __all__ = [
     "DEFAULT_REPLICAS",
+    "GpuSpec",
     "HealthCheckSpec",
     "KubevirtPoolSpec",
     "NodePool",
@@ -43,12 +45,25 @@ class ResourcesSpec(SpecModel):
     )
 
 
+class GpuSpec(SpecModel):
+    name: str = Field(max_length=63, description="Device name inside the VM (a DNS label, unique in the pool).")
+    device_name: str = Field(
+        max_length=_NAME, description="KubeVirt permitted host device resource, e.g. nvidia.com/GA102GL_A10."
+    )
+
+
 class KubevirtPoolSpec(SpecModel):
     instance_type: str = Field(
         default="u1.medium", max_length=_NAME, description="Used unless both cpu and memory are given."
     )
     disk_size: str = Field(default="20Gi", max_length=64, description="System disk size.")
     storage_class: str = Field(default="replicated", max_length=_NAME, description="StorageClass of the system disk.")
+    gpus: list[GpuSpec] = Field(
+        default_factory=list,
+        max_length=16,
+        description="GPUs passed through to every worker VM.",
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
+    )
 
 
 class ProxmoxNetworkSpec(SpecModel):
@@ -71,20 +86,24 @@ class ProxmoxPoolSpec(SpecModel):
         # Atomic, not a set: repeats are harmless, the renderer sorts and deduplicates the tags.
         json_schema_extra={"minItems": 1},
     )
-    template_id: int | None = Field(default=None, alias="templateID", ge=100, description="VMID of the template.")
+    template_id: int | None = Field(
+        default=None, alias="templateID", ge=100, le=INT32_MAX, description="VMID of the template."
+    )
     full: bool = Field(default=False, description="Full clone; linked clones (default) share the template's disk.")
     storage: str | None = Field(default=None, max_length=_NAME, description="Full clones only: target storage.")
     format: Literal["raw", "qcow2", "vmdk"] | None = Field(default=None, description="Full clones only.")
     pool: str | None = Field(
         default=None, max_length=_NAME, description="Proxmox resource pool: one ACL follows every VM."
     )
-    disk_size_gb: int = Field(default=20, alias="diskSizeGB", ge=5, description="Boot disk size in GB.")
+    disk_size_gb: int = Field(
+        default=20, alias="diskSizeGB", ge=5, le=INT32_MAX, description="Boot disk size in GB."
+    )
     network: ProxmoxNetworkSpec = Field(default_factory=ProxmoxNetworkSpec)
 
 
 class RollingUpdateSpec(SpecModel):
-    max_surge: int = Field(default=1, ge=0)
-    max_unavailable: int = Field(default=0, ge=0)
+    max_surge: int = Field(default=1, ge=0, le=INT32_MAX)
+    max_unavailable: int = Field(default=0, ge=0, le=INT32_MAX)
 
 
 _DURATION_MAX = 32
@@ -146,9 +165,13 @@ class NodePoolSpec(SpecModel):
         description="Name of the TenantCluster in the same namespace.",
         json_schema_extra={"pattern": syntax.DNS_LABEL},
     )
-    replicas: int | None = Field(default=None, ge=0, description="Fixed size (default 2).")
-    min_replicas: int | None = Field(default=None, ge=0, description="Autoscaled: lower bound (with maxReplicas).")
-    max_replicas: int | None = Field(default=None, ge=0, description="Autoscaled: upper bound (with minReplicas).")
+    replicas: int | None = Field(default=None, ge=0, le=INT32_MAX, description="Fixed size (default 2).")
+    min_replicas: int | None = Field(
+        default=None, ge=0, le=INT32_MAX, description="Autoscaled: lower bound (with maxReplicas)."
+    )
+    max_replicas: int | None = Field(
+        default=None, ge=0, le=INT32_MAX, description="Autoscaled: upper bound (with minReplicas)."
+    )
     autoscaling: AutoscalingSpec | None = Field(default=None, description="Autoscaled pools: autoscaler options.")
     resources: ResourcesSpec = Field(default_factory=ResourcesSpec)
     kubevirt: KubevirtPoolSpec = Field(default_factory=KubevirtPoolSpec)

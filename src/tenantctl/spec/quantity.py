@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
-__all__ = ["QuantityError", "parse_quantity"]
+__all__ = ["QUANTITY", "QuantityError", "parse_quantity"]
 
 _SUFFIXES: dict[str, Decimal] = {
     "": Decimal(1),
@@ -26,30 +27,35 @@ _SUFFIXES: dict[str, Decimal] = {
     "Ei": Decimal(2) ** 60,
 }
 
-_QUANTITY = re.compile(
-    r"^([+-]?[0-9]+(?:\.[0-9]*)?|[+-]?\.[0-9]+)"
-    r"(?:[eE]([+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
-)
+QUANTITY = r"^([+-]?[0-9]+(?:\.[0-9]*)?|[+-]?\.[0-9]+)(?:[eE]([+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
+# Bounds far beyond any resource, well inside what Decimal computes exactly and at once: a quantity of
+# `1e1000000` or with a thousand-digit exponent is refused, not evaluated.
+_MAX_TEXT = 64
+_MAX_EXPONENT = 100
 
 
 class QuantityError(ValueError):
     """Not a Kubernetes quantity."""
 
 
-def parse_quantity(value: str | int | float) -> Decimal:
+def parse_quantity(value: object) -> Decimal:
     """Parse `1500m`, `8G`, `2Gi`, `1e9`, `2` into an exact Decimal of base units (cores or bytes)."""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise QuantityError(f"{value!r} is not a quantity")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise QuantityError(f"{value!r} is not a finite quantity")
+    text = str(value)
+    if len(text) > _MAX_TEXT:
+        raise QuantityError(f"{text[:_MAX_TEXT]!r}… is not a quantity: longer than {_MAX_TEXT} characters")
     if isinstance(value, int | float):
-        return Decimal(str(value))
-    match = _QUANTITY.match(value.strip())
+        return Decimal(text)
+    match = re.fullmatch(QUANTITY, text)
     if not match:
         raise QuantityError(f"{value!r} is not a Kubernetes quantity (e.g. 1500m, 2, 8G, 8Gi)")
     number, exponent, suffix = match.groups()
-    try:
-        base = Decimal(number)
-    except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
-        raise QuantityError(f"{value!r} is not a quantity") from exc
+    base = Decimal(number)
     if exponent is not None:
-        return base * (Decimal(10) ** int(exponent))
+        if abs(int(exponent)) > _MAX_EXPONENT:
+            raise QuantityError(f"{value!r}: an exponent beyond ±{_MAX_EXPONENT} is no resource quantity")
+        return base.scaleb(int(exponent))
     return base * _SUFFIXES[suffix or ""]

@@ -40,6 +40,8 @@ def _w(how: str) -> Refusal:
     return Refusal(Layer.WEBHOOK, how)
 
 
+_MAP_KEYS = "map keys: no CEL rule (a key's length cannot be bounded for the cost)"
+
 # Keys are the refusal cases of the spec tests (or the start of a family of them, e.g. every
 # "label key …" case), plus the refusals only a live object can have (`LIVE_ONLY`).
 REFUSALS: dict[str, Refusal] = {
@@ -112,20 +114,32 @@ REFUSALS: dict[str, Refusal] = {
     "negative Ready=Unknown timeout": _s("`pattern` (an unsigned Go duration)"),
     "zero node startup timeout": _c("`duration(self) >= duration('30s')`"),
     "node startup timeout under CAPI's 30s": _c("`duration(self) >= duration('30s')`"),
-    "label in reserved domain": _w("map keys: no CEL rule (a key's length cannot be bounded for the cost)"),
-    "label key": _w("map keys: no CEL rule (a key's length cannot be bounded for the cost)"),
+    "label in reserved domain": _w(_MAP_KEYS),
+    "label key": _w(_MAP_KEYS),
     "label value": _s("`pattern`, `maxLength` on the map's values"),
     "taint effect": _s("`enum`, `required`"),
     "taint key and effect twice": _s("`x-kubernetes-list-type: map` keyed by key and effect"),
     "taint key in a reserved domain": _c("the key's prefix against the reserved domains"),
     "taint key not a qualified name": _s("`pattern`"),
     "taint value": _s("`pattern`"),
+    "unknown add-on with the closest name": _s("no such property (strict field validation; pruned otherwise)"),
+    "valuesOverride": _w("walks the override against the owned keys, its depth and size"),
+    "gpuOperator on proxmox": _w("not yet a CEL rule"),
+    "gpus on a proxmox pool": _w("reads the pool's cluster for its substrate"),
+    "gpu deviceName": _w("not yet a CEL rule"),
+    "gpu name": _w("not yet a CEL rule"),
+    "duplicate gpu names": _s("`x-kubernetes-list-type: map` keyed by name"),
+    "two default kubevirt StorageClasses": _w("not yet a CEL rule"),
     "duplicate NodePool": Refusal(Layer.API_SERVER, "names are unique per namespace (AlreadyExists)"),
     "unsupported kind": Refusal(Layer.API_SERVER, "only the served kinds exist"),
     "wrong type": _s("`type`"),
     "spec.expose (every case of its own suite)": _c(
         "type from the substrate's default; fields per type; hostname, address, source ranges"
     ),
+    "spec.controlPlane resources (cases of its own suite)": _c(
+        "preset `enum`; preset xor requests/limits; positive quantities; limit not below its request"
+    ),
+    "spec.controlPlane.apiServer.extraArgs": _w(_MAP_KEYS),
     "NodePool spec.autoscaling (every case of its own suite)": _c(
         "Go-duration `pattern` and a positive `duration()`; only with minReplicas/maxReplicas"
     ),
@@ -138,6 +152,8 @@ REFUSALS: dict[str, Refusal] = {
 
 
 OWN_SUITES = frozenset({
+    "spec.controlPlane resources (cases of its own suite)",
+    "spec.controlPlane.apiServer.extraArgs",
     "spec.expose (every case of its own suite)",
     "NodePool spec.autoscaling (every case of its own suite)",
 })

@@ -7,9 +7,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from tenantctl.spec import syntax
+from tenantctl.spec.addons import AddonsSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.control_plane import ApiServerSpec, ControlPlaneResourcesSpec
 from tenantctl.spec.exposure import ExposeSpec
+from tenantctl.spec.patterns import INT64_MAX
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
 __all__ = [
@@ -19,6 +21,8 @@ __all__ = [
     "CSISpec",
     "ControlPlaneSpec",
     "IPv4ConfigSpec",
+    "KubevirtClusterSpec",
+    "KubevirtStorageClassSpec",
     "NetworkSpec",
     "ObjectMeta",
     "ProxmoxClusterSpec",
@@ -129,7 +133,9 @@ class IPv4ConfigSpec(SpecModel):
 
 
 class SchedulerHintsSpec(SpecModel):
-    memory_adjustment: int | None = Field(default=None, ge=0, description="capmox memory overcommit, percent.")
+    memory_adjustment: int | None = Field(
+        default=None, ge=0, le=INT64_MAX, description="capmox memory overcommit, percent."
+    )
 
 
 class StorageClassSpec(SpecModel):
@@ -137,7 +143,9 @@ class StorageClassSpec(SpecModel):
         max_length=_NAME, description="StorageClass name in the tenant.", json_schema_extra=_SECRET_NAME_SYNTAX
     )
     storage: str = Field(max_length=_NAME, description="Proxmox storage id backing it.")
-    default: bool = Field(default=False, description="Mark as the tenant's default StorageClass.")
+    default: bool = Field(
+        default=False, description="The tenant's default StorageClass (at most one; none marked: the first)."
+    )
     reclaim_policy: Literal["Delete", "Retain"] = "Delete"
     fstype: Literal["ext4", "xfs"] = "ext4"
 
@@ -163,6 +171,29 @@ class CSISpec(SpecModel):
         default_factory=list,
         max_length=32,
         description="Tenant StorageClasses.",
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
+    )
+
+
+class KubevirtStorageClassSpec(SpecModel):
+    name: str = Field(
+        max_length=_NAME, description="StorageClass name in the tenant.", json_schema_extra=_SECRET_NAME_SYNTAX
+    )
+    infra_storage_class: str | None = Field(
+        default=None,
+        max_length=_NAME,
+        description="Management-cluster StorageClass backing it (unset: that cluster's default).",
+    )
+    default: bool = Field(
+        default=False, description="The tenant's default StorageClass (at most one; none marked: the first)."
+    )
+
+
+class KubevirtClusterSpec(SpecModel):
+    storage_classes: list[KubevirtStorageClassSpec] = Field(
+        default_factory=lambda: [KubevirtStorageClassSpec(name="kubevirt")],
+        max_length=32,
+        description="Tenant StorageClasses of the KubeVirt CSI driver (default: one, `kubevirt`).",
         json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
     )
 
@@ -215,6 +246,8 @@ class TenantClusterSpec(SpecModel):
     )
     proxmox: ProxmoxClusterSpec | None = Field(default=None, description="Required on substrate proxmox.")
     expose: ExposeSpec | None = Field(default=None, description="How the tenant's API is reached from outside.")
+    kubevirt: KubevirtClusterSpec = Field(default_factory=KubevirtClusterSpec)
+    addons: AddonsSpec = Field(default_factory=AddonsSpec)
 
 
 class TenantCluster(SpecModel):
