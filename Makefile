@@ -19,18 +19,19 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	@echo "== render examples/kubevirt.yaml"
-	$(BIN)/tenantctl render -f examples/kubevirt.yaml > $(VENV)/kubevirt.rendered.yaml
+	@echo "== render examples/kubevirt.yaml (with observed runtime inputs)"
+	$(BIN)/tenantctl render -f examples/kubevirt.yaml --observed examples/observed-kubevirt.yaml > $(VENV)/kubevirt.rendered.yaml
 	@echo "== render examples/proxmox.yaml (with observed runtime inputs)"
 	$(BIN)/tenantctl render -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml > $(VENV)/proxmox.rendered.yaml
 	@echo "== validate both examples against the bundled core schemas$(if $(wildcard $(SHARED)/crds), and the CRDs in $(SHARED)/crds,)"
-	$(BIN)/tenantctl validate -f examples/kubevirt.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
+	$(BIN)/tenantctl validate -f examples/kubevirt.yaml --observed examples/observed-kubevirt.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
 	$(BIN)/tenantctl validate -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
 	@echo "== audit: no credential reaches a tenant"
 	$(BIN)/tenantctl audit -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml
 	@echo "== provider packages for examples/platform.yaml (planning mode: no components directory)"
 	$(BIN)/tenantctl providers render -f examples/platform.yaml > $(VENV)/providers.rendered.yaml
 	@echo "== rendered objects: $(VENV)/kubevirt.rendered.yaml $(VENV)/proxmox.rendered.yaml $(VENV)/providers.rendered.yaml"
+	@echo "== run tenantctl yourself: $(BIN)/tenantctl --help (or: . $(BIN)/activate; tenantctl --help)"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks

@@ -6,6 +6,8 @@ Each room registers its own commands; the modules imported here only declare com
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from tenantctl import commands_tenant
@@ -22,6 +24,27 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+
+def _print_version(value: bool) -> None:
+    """The installed distribution's version, so a bug report names the build that ran."""
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"tenantctl {version('tenantctl')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Managed Kubernetes tenant clusters on Proxmox VE or KubeVirt (Cluster API, Kamaji, Talos)."""
+
 
 for room in (
     commands_tenant, operator_commands, providers_commands, credentials_commands, doctor_commands, e2e_commands

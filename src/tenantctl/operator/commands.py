@@ -173,7 +173,9 @@ def install(
     file: Annotated[
         list[Path] | None,
         typer.Option(
-            "--file", "-f", help="Tenant documents: adds the Roles scoping TalosConfigTemplate delete to their names."
+            "-f",
+            "--filename",
+            help="Tenant documents: adds the Roles scoping TalosConfigTemplate delete to their names.",
         ),
     ] = None,
     replicas: Annotated[
