@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint typecheck unit slow bench mutation clean
+.PHONY: demo test lint typecheck unit slow bench mutation clean image
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,16 @@ demo: $(VENV)/.installed
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/hadolint Containerfile
+
+# The operator image, tagged with the reference `tenantctl install` renders (the package version).
+image: $(VENV)/.installed
+	@builder=; for b in podman docker buildah; do \
+		if command -v $$b >/dev/null && $$b info >/dev/null 2>&1; then builder=$$b; break; fi; done; \
+	if [ -z "$$builder" ]; then echo "make image: no working container builder (podman, docker or buildah); skipped"; exit 0; fi; \
+	tag=$$($(BIN)/python -c 'from tenantctl.operator.install import DEFAULT_IMAGE; print(DEFAULT_IMAGE)'); \
+	case "$$builder" in *buildah) set -- bud ;; *) set -- build ;; esac; \
+	echo "$$builder $$1 -f Containerfile -t $$tag ."; "$$builder" "$$1" -f Containerfile -t "$$tag" .
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy src

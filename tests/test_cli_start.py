@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 HEAVY = ("aiohttp", "kopf", "kubernetes", "kubernetes_validate", "proxmoxer", "requests", "jsonschema", "cel",
-         "pydantic")
+         "pydantic", "prometheus_client")
 
 
 def test_importing_the_cli_loads_no_heavy_module() -> None:

@@ -14,7 +14,7 @@ import json
 import os
 import ssl
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -31,6 +31,7 @@ __all__ = [
     "ImmutableFieldError",
     "KubeClient",
     "NotFoundError",
+    "RequestObserver",
     "Resource",
     "RetryPolicy",
     "TransientAPIError",
@@ -44,6 +45,8 @@ _APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 _MERGE_CONTENT_TYPE = "application/merge-patch+json"
 
 Obj = dict[str, Any]
+RequestObserver = Callable[[str, int | None], None]
+"""Told of every request attempt: the HTTP verb and the status (None: no answer). Metrics count them."""
 
 
 class APIError(Exception):
@@ -188,6 +191,7 @@ class KubeClient:
     connection: Connection
     field_manager: str = "tenantctl"
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    observer: RequestObserver | None = None
     _session: aiohttp.ClientSession | None = field(default=None, init=False, repr=False)
     _discovery: dict[str, dict[str, Resource] | None] = field(default_factory=dict, init=False, repr=False)
 
@@ -310,12 +314,32 @@ class KubeClient:
         delays: Sequence[float] = self.retry.backoffs if attempts is None else self.retry.backoffs[: attempts - 1]
         for attempt in range(len(delays) + 1):
             try:
-                return await self._once(method, path, params, body, content_type, timeout or self.retry.timeout)
+                return await self._observed(method, path, params, body, content_type, timeout or self.retry.timeout)
             except TransientAPIError as exc:
                 if attempt >= len(delays) or (exc.status == 409 and not retry_409):
                     raise
                 await asyncio.sleep(delays[attempt])
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _observed(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: Mapping[str, Any] | None,
+        content_type: str | None,
+        timeout: float,
+    ) -> Obj:
+        """One attempt, reported to the observer whatever its answer."""
+        try:
+            answer = await self._once(method, path, params, body, content_type, timeout)
+        except APIError as exc:
+            if self.observer is not None:
+                self.observer(method, None if isinstance(exc, UnreachableError) else exc.status)
+            raise
+        if self.observer is not None:
+            self.observer(method, 200)
+        return answer
 
     async def _once(
         self,
