@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint typecheck unit slow bench mutation clean
+.PHONY: demo test lint typecheck unit slow bench mutation clean image
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,22 +19,33 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	@echo "== render examples/kubevirt.yaml"
-	$(BIN)/tenantctl render -f examples/kubevirt.yaml > $(VENV)/kubevirt.rendered.yaml
+	@echo "== render examples/kubevirt.yaml (with observed runtime inputs)"
+	$(BIN)/tenantctl render -f examples/kubevirt.yaml --observed examples/observed-kubevirt.yaml > $(VENV)/kubevirt.rendered.yaml
 	@echo "== render examples/proxmox.yaml (with observed runtime inputs)"
 	$(BIN)/tenantctl render -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml > $(VENV)/proxmox.rendered.yaml
 	@echo "== validate both examples against the bundled core schemas$(if $(wildcard $(SHARED)/crds), and the CRDs in $(SHARED)/crds,)"
-	$(BIN)/tenantctl validate -f examples/kubevirt.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
+	$(BIN)/tenantctl validate -f examples/kubevirt.yaml --observed examples/observed-kubevirt.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
 	$(BIN)/tenantctl validate -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml $(if $(wildcard $(SHARED)/crds),--crds $(SHARED)/crds,)
 	@echo "== audit: no credential reaches a tenant"
 	$(BIN)/tenantctl audit -f examples/proxmox.yaml --observed examples/observed-proxmox.yaml
 	@echo "== provider packages for examples/platform.yaml (planning mode: no components directory)"
 	$(BIN)/tenantctl providers render -f examples/platform.yaml > $(VENV)/providers.rendered.yaml
 	@echo "== rendered objects: $(VENV)/kubevirt.rendered.yaml $(VENV)/proxmox.rendered.yaml $(VENV)/providers.rendered.yaml"
+	@echo "== run tenantctl yourself: $(BIN)/tenantctl --help (or: . $(BIN)/activate; tenantctl --help)"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/hadolint Containerfile
+
+# The operator image, tagged with the reference `tenantctl install` renders (the package version).
+image: $(VENV)/.installed
+	@builder=; for b in podman docker buildah; do \
+		if command -v $$b >/dev/null && $$b info >/dev/null 2>&1; then builder=$$b; break; fi; done; \
+	if [ -z "$$builder" ]; then echo "make image: no working container builder (podman, docker or buildah); skipped"; exit 0; fi; \
+	tag=$$($(BIN)/python -c 'from tenantctl.operator.install import DEFAULT_IMAGE; print(DEFAULT_IMAGE)'); \
+	case "$$builder" in *buildah) set -- bud ;; *) set -- build ;; esac; \
+	echo "$$builder $$1 -f Containerfile -t $$tag ."; "$$builder" "$$1" -f Containerfile -t "$$tag" .
 
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy src

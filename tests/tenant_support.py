@@ -16,6 +16,11 @@ def load_example(name: str) -> list[dict[str, Any]]:
     return [d for d in yaml.safe_load_all((EXAMPLES / name).read_text()) if d]
 
 
+def example_ca() -> str:
+    """A CA bundle the observed-state checks accept (base64 PEM of a real certificate), from the examples."""
+    return str(load_example("observed-proxmox.yaml")[0]["kubernetesCA"])
+
+
 def doc(docs: list[dict[str, Any]], kind: str, name: str | None = None) -> dict[str, Any]:
     """The document of `kind` (and `name`) in a list, for a test to mutate in place."""
     return next(d for d in docs if d["kind"] == kind and (name is None or d["metadata"]["name"] == name))

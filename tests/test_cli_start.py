@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 HEAVY = ("aiohttp", "httpx2", "lightkube", "kopf", "kubernetes", "kubernetes_validate", "proxmoxer", "requests",
-         "jsonschema", "cel", "pydantic")
+         "jsonschema", "cel", "pydantic", "prometheus_client")
 
 
 def test_importing_the_cli_loads_no_heavy_module() -> None:

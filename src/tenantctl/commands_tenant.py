@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -102,19 +103,31 @@ def validate(
         typer.Option("--crds", help="Directory of upstream CRDs to validate against (repeatable)."),
     ] = None,
     observed: ObservedOption = None,
+    platform: PlatformOption = None,
 ) -> None:
-    """Check the input, render it and judge every object against the CRDs (schema + CEL) and core schemas."""
-    from tenantctl.problems import InvalidInput
+    """Check the input, render it and judge every object against the CRDs (schema + CEL) and core schemas.
+
+    Exit 0 when every judged object passes, also when some could not be judged (no --crds): the
+    summary then names those kinds as a warning on stderr. Exit 2 on a refusal, and when --crds lacks
+    the CRD of a rendered kind (asked for a full check, the gap is an error).
+    """
+    from tenantctl.problems import InvalidInput, Problem, Severity
     from tenantctl.render import render_tenant
-    from tenantctl.validate import SchemaCatalog, validate_objects
+    from tenantctl.validate import SchemaCatalog, schema_coverage, validate_objects
 
     tenant, observations = _load(filename, observed)
-    objects = render_tenant(tenant, observations)
+    charts, images = _platform(platform)
+    objects = render_tenant(tenant, observations, charts, images)
     catalog = SchemaCatalog.from_dirs(crds) if crds else None
     problems = validate_objects(objects, catalog)
+    coverage = schema_coverage(objects, catalog)
+    gap = coverage.gap(catalog)
     if problems:
-        raise InvalidInput(problems)
-    typer.echo("ok")
+        raise InvalidInput([*problems, *([Problem("--crds", gap)] if gap else [])])
+    typer.echo(f"ok: {coverage.summary(catalog)}")
+    if gap:
+        sys.stdout.flush()
+        print_problems([Problem("validate", gap, Severity.WARNING)])
 
 
 EXIT_FINDINGS = 1

@@ -87,14 +87,15 @@ def test_cli_renders_and_refuses_with_exit_2(tmp_path: Path, monkeypatch: pytest
     for name in (*REQUIRED, "PROXMOX_TOKEN_SECRET"):
         monkeypatch.delenv(name, raising=False)
     runner = CliRunner()
-    ok = runner.invoke(app, ["e2e", "render-fixture", str(SHIPPED), "-o", str(tmp_path / "out.yaml")], env=STAND)
+    out = tmp_path / "out.yaml"
+    ok = runner.invoke(app, ["e2e", "render-fixture", "-f", str(SHIPPED), "--out", str(out)], env=STAND)
     assert ok.exit_code == 0, ok.output
     assert "stand-e2e" in (tmp_path / "out.yaml").read_text(encoding="utf-8")
-    refused = runner.invoke(app, ["e2e", "render-fixture", str(SHIPPED)],
+    refused = runner.invoke(app, ["e2e", "render-fixture", "-f", str(SHIPPED)],
                             env={**STAND, "TENANTCTL_PVE_POOL": ""})
     assert refused.exit_code == 2
     assert "TENANTCTL_PVE_POOL: required stand variable is unset" in refused.stderr
-    missing = runner.invoke(app, ["e2e", "render-fixture", str(tmp_path / "absent.yaml")], env=STAND)
+    missing = runner.invoke(app, ["e2e", "render-fixture", "-f", str(tmp_path / "absent.yaml")], env=STAND)
     assert missing.exit_code == 2 and "cannot read file" in missing.stderr
 
 

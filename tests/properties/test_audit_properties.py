@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tenant_support import example_ca
 from tenantctl.audit import audit_tenant
 from tenantctl.problems import Severity
 from tenantctl.spec import parse_observed, parse_tenant_documents
@@ -82,10 +83,13 @@ def cluster_docs(draw: st.DrawFn, namespace: str, name: str, secrets: tuple[str,
     ]
 
 
+CA = example_ca()
+
+
 def observed(namespace: str, name: str, endpoint: str) -> dict[str, Any]:
     return {
         "apiVersion": API, "kind": "ObservedState", "metadata": {"name": name, "namespace": namespace},
-        "endpoint": endpoint, "clusterDNS": "10.96.0.10", "kubernetesCA": "Y2E=", "talosCA": "Y2E=",
+        "endpoint": endpoint, "clusterDNS": "10.96.0.10", "kubernetesCA": CA, "talosCA": CA,
         "talosSecrets": {"token": "abcdef.0123456789abcdef", "clusterID": "aWQ=", "clusterSecret": "c2VjcmV0",
                          "bootstrapTokenID": "q1w2e3", "bootstrapTokenSecret": "r4t5y6u7i8o9p0a1"},
     }

@@ -125,8 +125,8 @@ def test_the_platform_namespace_is_used_when_given(cli: Cli, write_platform: Cal
 def test_file_and_explicit_names_conflict(cli: Cli, write_platform: Callable[..., Path]) -> None:
     result = secret(cli, *GOOD, "-f", write_platform(PROXMOX_ON), "--name", "x", "--namespace", "y")
     assert result.exit_code == 2
-    assert "--name: 'x' given together with --file" in result.stderr
-    assert "--namespace: 'y' given together with --file" in result.stderr
+    assert "--name: 'x' given together with --filename" in result.stderr
+    assert "--namespace: 'y' given together with --filename" in result.stderr
 
 
 def test_a_platform_without_credentials_has_no_secret_to_print(cli: Cli, write_platform: Callable[..., Path]) -> None:

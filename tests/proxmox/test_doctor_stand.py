@@ -221,3 +221,33 @@ def test_privileges_at_an_unresolved_template_are_not_guessed(stand: FakePve, ru
     rows = run_doctor().of("privileges")
     assert [r.status for r in rows if "<template" in r.subject] == [Status.WARN, Status.WARN]
     assert not [r for r in rows if r.status is Status.FAIL]
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on: bound, then released before the doctor connects."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("insecure", [False, True])
+def test_tls_fails_when_nothing_answers(run_doctor: RunDoctor, insecure: bool) -> None:
+    report = run_doctor(url=f"https://127.0.0.1:{_closed_port()}", insecure=insecure)
+    (tls,) = report.of("tls")
+    assert tls.status is Status.FAIL and "no TLS connection" in tls.seen
+    assert "verified" not in tls.seen and report.exit_code == 1
+
+
+def test_tls_row_names_the_failed_verification(stand: FakePve, tenant_spec: Any) -> None:
+    from tenantctl.proxmox.client import Target
+    from tenantctl.proxmox.doctor import doctor
+
+    (tls,) = doctor(tenant_spec(), Target(stand.url, "capmox@pve!capi", "s3cr3t-token-value")).of("tls")
+    assert tls.status is Status.FAIL and "TLS verification failed" in tls.seen and "--ca-file" in tls.advice
+
+
+def test_tls_passes_after_a_verified_handshake(run_doctor: RunDoctor) -> None:
+    (tls,) = run_doctor().of("tls")
+    assert tls.status is Status.PASS and tls.seen.startswith("connected; certificate verified against CA file")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,8 @@ from tenant_support import EXAMPLES, load_example
 from tenantctl.cli import app
 from tenantctl.render import render_tenant, render_tenant_bootstrap
 from tenantctl.spec import parse_observed, parse_tenant_documents
+from tenantctl.validate import DEFAULT_KUBERNETES_VERSION
+from tenantctl.validate.core import schema_version
 
 CASES = [("kubevirt.yaml", None), ("kubevirt.yaml", "observed-kubevirt.yaml"),
          ("proxmox.yaml", None), ("proxmox.yaml", "observed-proxmox.yaml")]
@@ -30,13 +33,42 @@ def test_example_renders_pass_the_upstream_schemas(
             assert_valid(render_tenant_bootstrap(cluster, obs[(cluster.metadata.namespace, cluster.metadata.name)]))
 
 
+def _proxmox_objects() -> int:
+    """How many objects the proxmox example with its observations renders: what validate must account for."""
+    obs = parse_observed(load_example("observed-proxmox.yaml"))
+    return len(render_tenant(parse_tenant_documents(load_example("proxmox.yaml")), obs))
+
+
 def test_validate_command_on_the_proxmox_example(shared: Path) -> None:
     result = CliRunner().invoke(app, [
         "validate", "-f", str(EXAMPLES / "proxmox.yaml"), "--observed", str(EXAMPLES / "observed-proxmox.yaml"),
         "--crds", str(shared / "crds"),
     ])
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == "ok\n"
+    found = re.fullmatch(r"ok: (\d+) objects checked \((\d+) against Kubernetes \S+ core schemas, (\d+) against "
+                         r"the CRDs in \S+\)\n", result.stdout)
+    assert found, result.stdout
+    total, core, crds = map(int, found.groups())
+    assert total == core + crds == _proxmox_objects() and core > 0 and crds > 0
+    assert "not checked" not in result.stderr
+
+
+def test_validate_without_crds_says_what_it_did_not_check() -> None:
+    """Exit 0 (what was judged passed) with the unchecked kinds named as a warning: never a bare `ok`."""
+    result = CliRunner().invoke(app, [
+        "validate", "-f", str(EXAMPLES / "proxmox.yaml"), "--observed", str(EXAMPLES / "observed-proxmox.yaml"),
+    ])
+    assert result.exit_code == 0, result.stderr
+    core = schema_version(DEFAULT_KUBERNETES_VERSION)
+    found = re.fullmatch(rf"ok: (\d+) objects checked \(\1 against Kubernetes {re.escape(core)} core schemas, "
+                         r"no --crds given\)\n", result.stdout)
+    assert found, result.stdout
+    (gap,) = result.stderr.splitlines()
+    unchecked = re.match(r"warning: validate: (\d+) objects not checked: no schema for ", gap)
+    assert unchecked, gap
+    assert int(found[1]) + int(unchecked[1]) == _proxmox_objects()
+    assert gap.endswith(" (give --crds DIR with the upstream CRDs)")
+    assert " cluster.x-k8s.io/v1beta1 Cluster, " in gap and " helm.toolkit.fluxcd.io/v2 HelmRelease (" in gap
 
 
 def test_validate_command_reports_what_a_crd_refuses(shared: Path, tmp_path: Path) -> None:
@@ -47,3 +79,6 @@ def test_validate_command_reports_what_a_crd_refuses(shared: Path, tmp_path: Pat
     result = CliRunner().invoke(app, ["validate", "-f", str(EXAMPLES / "proxmox.yaml"), "--crds", str(crds)])
     assert result.exit_code == 2
     assert "ProxmoxCluster/acme" in result.stderr
+    (gap,) = [line for line in result.stderr.splitlines() if line.startswith("--crds: ")]
+    assert f"objects not checked: no CRD in {crds} for " in gap
+    assert "infrastructure.cluster.x-k8s.io/v1alpha1 ProxmoxCluster" in gap

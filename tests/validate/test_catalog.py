@@ -13,7 +13,9 @@ from tenantctl.validate import SchemaCatalog
 
 
 def test_the_public_surface() -> None:
-    assert validate.__all__ == ["DEFAULT_KUBERNETES_VERSION", "SchemaCatalog", "validate_objects"]
+    assert validate.__all__ == [
+        "DEFAULT_KUBERNETES_VERSION", "Coverage", "SchemaCatalog", "schema_coverage", "validate_objects",
+    ]
 
 
 def test_crds_are_indexed_by_api_version_and_kind(widget_catalog: SchemaCatalog) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -12,14 +13,21 @@ from tenantctl.cli_support import refusals_exit_2
 
 __all__ = ["register"]
 
+
+
+class ReportFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
 e2e_app = typer.Typer(help="End-to-end harness for a live management cluster + Proxmox stand.", no_args_is_help=True)
 
 
 @e2e_app.command("render-fixture")
 @refusals_exit_2
 def render_fixture_command(
-    template: Annotated[Path, typer.Argument(help="Fixture with ${TENANTCTL_*} placeholders.")],
-    out: Annotated[Path | None, typer.Option("-o", "--out", help="Write here instead of stdout.")] = None,
+    template: Annotated[Path, typer.Option("-f", "--filename", help="Fixture with ${TENANTCTL_*} placeholders.")],
+    out: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout.")] = None,
 ) -> None:
     """Fill the stand variables from the environment (defaults in code); exit 2 naming every gap."""
     from tenantctl.e2e.fixture import render_fixture
@@ -39,7 +47,7 @@ def render_fixture_command(
 @e2e_app.command("run")
 @refusals_exit_2
 def run_command(
-    file: Annotated[Path, typer.Option("-f", "--file", help="The rendered fixture.")],
+    file: Annotated[Path, typer.Option("-f", "--filename", help="The rendered fixture.")],
     kubeconfig: Annotated[
         str, typer.Option("--kubeconfig", envvar="TENANTCTL_KUBECONFIG", help="Management cluster kubeconfig.")
     ],
@@ -53,7 +61,7 @@ def run_command(
     timeout_volume: Annotated[float, typer.Option(help="Seconds to wait for the claim and the probe.")] = 300,
     timeout_teardown: Annotated[float, typer.Option(help="Seconds to wait for the tenant to go.")] = 900,
     poll: Annotated[float, typer.Option(help="Seconds between two looks while waiting.")] = 5,
-    output: Annotated[str, typer.Option("-o", "--output", help="table or json")] = "table",
+    output: Annotated[ReportFormat, typer.Option("-o", "--output", help="Output format.")] = ReportFormat.TABLE,
 ) -> None:
     """Create the fixture's tenant, wait for its nodes, prove a volume on the hypervisor, tear down.
 
@@ -83,7 +91,7 @@ def run_command(
         report = run_sequence(harness)
     finally:
         harness.close()
-    if output == "json":
+    if output is ReportFormat.JSON:
         typer.echo(render_json(report), nl=False)
     else:
         render_table(report)

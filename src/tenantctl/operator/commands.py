@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from tenantctl.cli_support import refusals_exit_2
+from tenantctl.operator.logs import LogFormat
 
 __all__ = ["register"]
 
@@ -24,6 +25,9 @@ def _connection(kubeconfig: Path | None, context: str | None) -> Any:
         return Connection.in_cluster()
     path = path or Path.home() / ".kube" / "config"
     return Connection.from_kubeconfig(yaml.safe_load(path.read_text()), context, path=path)
+
+
+_DURATION = "Go-style duration, e.g. 90s, 5m, 1h30m."
 
 
 def _observed_management_domain(resolv_conf: Path = Path("/etc/resolv.conf")) -> str | None:
@@ -50,6 +54,45 @@ def operator(
     webhook_cert_dir: Annotated[
         Path | None, typer.Option(help="Directory with the webhook's tls.crt and tls.key (else plain HTTP).")
     ] = None,
+    shard: Annotated[
+        str | None,
+        typer.Option(envvar="TENANTCTL_SHARD", help="Reconcile only shard I of N (0-based; a hash of namespace/name)."),
+    ] = None,
+    peering: Annotated[
+        str | None,
+        typer.Option(
+            envvar="TENANTCTL_PEERING",
+            help="kopf peering name: replicas sharing it keep one active (lowest pod ordinal). Default: standalone.",
+        ),
+    ] = None,
+    tenant_unreachable_grace: Annotated[
+        str | None,
+        typer.Option(
+            envvar="TENANTCTL_TENANT_UNREACHABLE_GRACE", help=f"Teardown's wait on a mute tenant. {_DURATION}"
+        ),
+    ] = None,
+    volume_release_timeout: Annotated[
+        str | None,
+        typer.Option(envvar="TENANTCTL_VOLUME_RELEASE_TIMEOUT", help=f"Teardown's wait for the volumes. {_DURATION}"),
+    ] = None,
+    control_plane_timeout: Annotated[
+        str | None,
+        typer.Option(envvar="TENANTCTL_CONTROL_PLANE_TIMEOUT", help=f"Teardown's control plane wait. {_DURATION}"),
+    ] = None,
+    helm_release_timeout: Annotated[
+        str | None,
+        typer.Option(envvar="TENANTCTL_HELM_RELEASE_TIMEOUT", help=f"Teardown's wait for HelmReleases. {_DURATION}"),
+    ] = None,
+    requeue: Annotated[
+        str | None,
+        typer.Option(envvar="TENANTCTL_REQUEUE", help=f"First retry pause of a waiting pass. {_DURATION}"),
+    ] = None,
+    metrics_port: Annotated[
+        int | None, typer.Option(min=0, max=65535, help="Serve Prometheus metrics on this port at /metrics.")
+    ] = None,
+    log_format: Annotated[
+        LogFormat, typer.Option(help="text, or json: one object per line with the tenant's namespace and name.")
+    ] = LogFormat.TEXT,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Debug logging.")] = False,
     management_cluster_domain: Annotated[
         str | None,
@@ -72,14 +115,25 @@ def operator(
 
     from tenantctl.operator.certificates import stop_on_new_certificate
     from tenantctl.operator.handlers import OperatorContext, build_registry
-    from tenantctl.operator.settings import OperatorSettings, WebhookSettings
+    from tenantctl.operator.logs import configure_logging
+    from tenantctl.operator.settings import MetricsSettings, OperatorSettings, WebhookSettings
+    from tenantctl.operator.sharding import peering_priority
+    from tenantctl.operator.tuning import tuned_settings
 
-    level = logging.DEBUG if verbose else logging.INFO
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     webhook = None
     if webhook_port is not None:
         webhook = WebhookSettings(port=webhook_port, cert_dir=str(webhook_cert_dir) if webhook_cert_dir else None)
-    settings = OperatorSettings(resync_interval=resync, webhook=webhook)
+    bounds = {
+        "--tenant-unreachable-grace": tenant_unreachable_grace,
+        "--volume-release-timeout": volume_release_timeout,
+        "--control-plane-timeout": control_plane_timeout,
+        "--helm-release-timeout": helm_release_timeout,
+        "--requeue": requeue,
+    }
+    metrics = MetricsSettings(port=metrics_port) if metrics_port is not None else None
+    base = OperatorSettings(resync_interval=resync, webhook=webhook, metrics=metrics)
+    settings = tuned_settings(bounds, shard, base)
+    configure_logging(log_format, logging.DEBUG if verbose else logging.INFO)
     log = logging.getLogger(__name__)
     if domain := management_cluster_domain or _observed_management_domain():
         settings = dataclasses.replace(settings, management_cluster_domain=domain)
@@ -99,7 +153,9 @@ def operator(
             await kopf.operator(
                 registry=build_registry(ctx),
                 clusterwide=True,
-                standalone=True,
+                standalone=peering is None,
+                peering_name=peering,
+                priority=peering_priority(os.environ.get("POD_NAME")) if peering else None,
                 liveness_endpoint=liveness,
                 stop_flag=stop,
             )
@@ -117,18 +173,29 @@ def install(
     file: Annotated[
         list[Path] | None,
         typer.Option(
-            "--file", "-f", help="Tenant documents: adds the Roles scoping TalosConfigTemplate delete to their names."
+            "-f",
+            "--filename",
+            help="Tenant documents: adds the Roles scoping TalosConfigTemplate delete to their names.",
         ),
     ] = None,
+    replicas: Annotated[
+        int, typer.Option(min=1, help="Pods per shard: kopf peering keeps one active, the others stand by.")
+    ] = 1,
+    shards: Annotated[
+        int, typer.Option(min=1, help="Split the tenants into this many shards (hash of namespace/name).")
+    ] = 1,
+    service_monitor: Annotated[
+        bool, typer.Option("--service-monitor", help="Also print a Prometheus Operator ServiceMonitor for /metrics.")
+    ] = False,
 ) -> None:
-    """Print the CRDs, ServiceAccount, least-privilege RBAC, Deployment and validating webhook of the operator.
+    """Print the CRDs, ServiceAccount, least-privilege RBAC, operator StatefulSets, metrics Service and webhook.
 
     The webhook's serving certificate is issued by cert-manager, which must run in the cluster.
     """
     import yaml
 
     from tenantctl.documents import load_file
-    from tenantctl.operator.install import DEFAULT_IMAGE, install_objects
+    from tenantctl.operator.install import DEFAULT_IMAGE, Topology, install_objects
     from tenantctl.spec import parse_tenant_documents
 
     tenants: list[Any] = []
@@ -136,7 +203,8 @@ def install(
         docs = [d for path in file for d in load_file(path)]
         parsed = parse_tenant_documents(docs)
         tenants = [(c, parsed.pools_of(c)) for c in parsed.clusters]
-    objects = install_objects(namespace, image or DEFAULT_IMAGE, tenants)
+    topology = Topology(shards=shards, replicas=replicas)
+    objects = install_objects(namespace, image or DEFAULT_IMAGE, tenants, topology, service_monitor)
     typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
 
 

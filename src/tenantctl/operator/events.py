@@ -6,7 +6,8 @@ Phases never import kopf: the handlers pass a recorder that logs and posts Event
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from collections.abc import MutableMapping
+from typing import Any, Protocol
 
 __all__ = ["Recorder", "object_logger"]
 
@@ -18,10 +19,13 @@ class Recorder(Protocol):
 
 
 class _Prefixed(logging.LoggerAdapter[logging.Logger]):
-    def process(self, msg: object, kwargs: object) -> tuple[str, object]:  # type: ignore[override]
-        return f"[{self.extra['ref'] if self.extra else '?'}] {msg}", kwargs
+    def process(self, msg: Any, kwargs: MutableMapping[str, Any]) -> tuple[Any, MutableMapping[str, Any]]:
+        extra: dict[str, Any] = dict(self.extra or {})
+        ref: dict[str, str] = extra.get("k8s_ref") or {}
+        kwargs["extra"] = {**(kwargs.get("extra") or {}), **extra}
+        return f"[{ref.get('namespace', '')}/{ref.get('name', '?')}] {msg}", kwargs
 
 
 def object_logger(namespace: str, name: str) -> logging.LoggerAdapter[logging.Logger]:
-    """A logger whose lines start with `[namespace/name]`."""
-    return _Prefixed(logging.getLogger("tenantctl.operator"), {"ref": f"{namespace}/{name}"})
+    """A logger whose lines start with `[namespace/name]` and carry both as `k8s_ref`, as kopf's do."""
+    return _Prefixed(logging.getLogger("tenantctl.operator"), {"k8s_ref": {"namespace": namespace, "name": name}})

@@ -13,7 +13,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kopf
 
@@ -22,13 +22,19 @@ from tenantctl.operator.conditions import ConditionType, Phase, Reason, conditio
 from tenantctl.operator.events import object_logger
 from tenantctl.operator.kube import APIError, Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.kube_cache import WatchCache
-from tenantctl.operator.reconcile import Scope, reconcile, status_patch
+from tenantctl.operator.metrics import Metrics, Outcome
+from tenantctl.operator.reconcile import PassResult, Scope, reconcile, status_patch
 from tenantctl.operator.settings import OperatorSettings, WebhookSettings
+from tenantctl.operator.sharding import Shard
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
 from tenantctl.operator.tenant import TenantClients
 from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
 
-__all__ = ["CLUSTER_WEBHOOK", "FINALIZER", "GROUP", "POOL_WEBHOOK", "VERSION", "OperatorContext", "build_registry"]
+if TYPE_CHECKING:
+    from aiohttp import web
+
+__all__ = ["CLUSTER_WEBHOOK", "FINALIZER", "GROUP", "POOL_WEBHOOK", "VERSION", "OperatorContext", "build_registry",
+           "shard_finalizer"]
 
 GROUP, VERSION = "tenantctl.io", "v1alpha1"
 FINALIZER = "tenantctl.io/teardown"
@@ -70,6 +76,8 @@ class OperatorContext:
     tenant_clients: TenantClients = field(default_factory=TenantClients)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
+    metrics: Metrics = field(default_factory=Metrics)
+    _metrics_server: web.AppRunner | None = None
 
     @property
     def api(self) -> KubeClient:
@@ -80,10 +88,16 @@ class OperatorContext:
     async def start(self) -> None:
         cache = WatchCache(sync_timeout=self.settings.retry.timeout) if self.settings.read_from_watches else None
         self._api = KubeClient(
-            self.connection, field_manager=self.settings.field_manager, retry=self.settings.retry, cache=cache
+            self.connection,
+            field_manager=self.settings.field_manager,
+            retry=self.settings.retry,
+            cache=cache,
+            observer=self.metrics.request,
         )
         await self._api.__aenter__()
         self._gate = asyncio.Semaphore(self.settings.concurrent_passes)
+        if self.settings.metrics is not None:
+            self._metrics_server = await self.metrics.serve(self.settings.metrics)
 
     @property
     def gate(self) -> asyncio.Semaphore:
@@ -92,8 +106,18 @@ class OperatorContext:
             raise RuntimeError("the operator has not started")
         return self._gate
 
+    @property
+    def metrics_port(self) -> int:
+        """The port `/metrics` is served on (what port 0 became)."""
+        if self._metrics_server is None:
+            raise RuntimeError("metrics are not served")
+        return int(self._metrics_server.addresses[0][1])
+
     async def stop(self) -> None:
         await self.tenant_clients.close()
+        if self._metrics_server is not None:
+            await self._metrics_server.cleanup()
+            self._metrics_server = None
         if self._api is not None:
             await self._api.close()
             self._api = None
@@ -149,25 +173,40 @@ async def _write_status(api: KubeClient, res: Resource, body: Mapping[str, Any],
 
 async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool:
     """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed)."""
-    api = ctx.api
     async with ctx.lock((namespace, name)), ctx.gate:
-        started = asyncio.get_running_loop().time()
-        body = await api.get(TENANT_CLUSTERS, name, namespace)
-        if body is None or body["metadata"].get("deletionTimestamp"):
+        clock = asyncio.get_running_loop().time
+        started = clock()
+        try:
+            result = await _pass(ctx, namespace, name, excluding_pool)
+        except Exception:
+            ctx.metrics.pass_done(Outcome.FAILED, clock() - started)
+            raise
+        if result is None:
             return False
-        pools = await _pools_of(api, namespace, name, excluding_pool)
-        scope = Scope(
-            api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
-            tenant_clients=ctx.tenant_clients,
-        )
-        result = await reconcile(scope)
-        await _write_status(api, TENANT_CLUSTERS, body, result.status)
-        for pool in pools:
-            await _write_status(api, NODE_POOLS, pool, result.pool_status[pool["metadata"]["name"]])
+        took = clock() - started
+        ctx.metrics.pass_done(Outcome.WAITING if result.requeue else Outcome.CONVERGED, took)
+        ctx.metrics.phase((namespace, name), result.status.get("phase"))
         ctx.passes[namespace, name] += 1
-        took = asyncio.get_running_loop().time() - started
         object_logger(namespace, name).debug("pass %d took %.3fs", ctx.passes[namespace, name], took)
         return result.requeue
+
+
+async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None) -> PassResult | None:
+    """Read, reconcile, write the status; None when the cluster is gone or going."""
+    api = ctx.api
+    body = await api.get(TENANT_CLUSTERS, name, namespace)
+    if body is None or body["metadata"].get("deletionTimestamp"):
+        return None
+    pools = await _pools_of(api, namespace, name, excluding_pool)
+    scope = Scope(
+        api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
+        tenant_clients=ctx.tenant_clients,
+    )
+    result = await reconcile(scope)
+    await _write_status(api, TENANT_CLUSTERS, body, result.status)
+    for pool in pools:
+        await _write_status(api, NODE_POOLS, pool, result.pool_status[pool["metadata"]["name"]])
+    return result
 
 
 def _orphan_status(body: Mapping[str, Any], namespace: str, cluster: str) -> dict[str, Any]:
@@ -184,15 +223,35 @@ def _needs_pass(body: Mapping[str, Any]) -> bool:
     return bool(body.get("metadata", {}).get("generation") != status.get("observedGeneration"))
 
 
+def shard_finalizer(shard: Shard) -> str:
+    """Each shard index holds its own finalizer: kopf removes its finalizer from objects it does not own.
+
+    With one shared name, a shard would strip the finalizer its sibling added. Shard 0 keeps the
+    unsharded name, so going from one shard to many hands existing tenants over without a stale
+    finalizer (shard 0 drops it where another shard owns the tenant, which adds its own).
+    """
+    return FINALIZER if shard.index == 0 else f"{FINALIZER}-shard-{shard.index}"
+
+
 def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     """Every handler of the operator, registered on a fresh registry bound to `ctx`."""
     registry = kopf.OperatorRegistry()
-    clusters = dict(group=GROUP, version=VERSION, plural="tenantclusters", registry=registry)
-    pools = dict(group=GROUP, version=VERSION, plural="nodepools", registry=registry)
+    shard = ctx.settings.shard
+
+    def owned_cluster(namespace: str, name: str, **_: Any) -> bool:
+        return shard.owns(namespace, name)
+
+    def owned_pool(namespace: str, spec: Mapping[str, Any], **_: Any) -> bool:
+        return shard.owns(namespace, str(spec.get("cluster") or ""))
+
+    # The shard filter sits on every resource handler: kopf adds finalizers, starts daemons and
+    # runs teardown only for the objects this shard owns.
+    clusters = dict(group=GROUP, version=VERSION, plural="tenantclusters", registry=registry, when=owned_cluster)
+    pools = dict(group=GROUP, version=VERSION, plural="nodepools", registry=registry, when=owned_pool)
 
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-        settings.persistence.finalizer = FINALIZER
+        settings.persistence.finalizer = shard_finalizer(ctx.settings.shard)
         settings.posting.level = logging.INFO
         settings.posting.loggers = False
         settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
@@ -271,7 +330,9 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
             scope = TeardownScope(
                 api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress
             )
-            await teardown(scope)
+            report = await teardown(scope)
+        ctx.metrics.teardown_leftovers(report.steps)
+        ctx.metrics.phase((namespace, name), None)
 
     if ctx.settings.webhook is not None:
         _register_admission(ctx, registry)

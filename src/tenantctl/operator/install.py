@@ -1,5 +1,11 @@
 """What deploys the operator: CRDs, ServiceAccount, least-privilege RBAC, a Deployment and its webhook.
 
+The operator runs as one StatefulSet per shard (`--shards`), each with `--replicas` pods. A
+StatefulSet, not a Deployment, because kopf peering is not a lease: it pauses an operator that sees
+a live peer of *higher* priority and lets equal priorities run side by side. Pod ordinals are the
+stable, distinct priorities that need (ordinal 0 active, the others standing by), and a Deployment's
+pods have none. Each shard has its own ClusterKopfPeering, so the shards do not pause each other.
+
 The ClusterRole grants only the verbs the operator uses on the kinds it renders, prunes or tears
 down, plus the rules it hands to the tenant's CCM/CSI Roles (Kubernetes lets a subject grant only
 what it holds). TalosConfigTemplate `delete` is not in it: each tenant gets a Role naming exactly
@@ -9,17 +15,38 @@ its own templates (`resourceNames`), which is the one delete the replace-on-immu
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from tenantctl import __version__
+from tenantctl.operator.settings import OperatorSettings
+from tenantctl.operator.tuning import SHARD_ENV, TUNABLES
 from tenantctl.operator.webhook_install import CERT_DIR, PORT, TLS_VOLUME, tls_volume, webhook_args, webhook_objects
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import API_VERSION, NodePool, TenantCluster, parse_tenant_documents
 from tenantctl.spec.crds import render_crds
+from tenantctl.spec.durations import format_seconds
 
-__all__ = ["DEFAULT_IMAGE", "install_objects", "operator_rules", "tenant_rbac"]
+__all__ = [
+    "DEFAULT_IMAGE",
+    "IMAGE_REPOSITORY",
+    "METRICS_PORT",
+    "PEERING_ENV",
+    "Topology",
+    "install_objects",
+    "operator_rules",
+    "peering_name",
+    "tenant_rbac",
+]
 
-DEFAULT_IMAGE = "ghcr.io/tenantctl/tenantctl:0.1.0"
+IMAGE_REPOSITORY = "ghcr.io/tenantctl/tenantctl"
+# The one place the operator image is named: the tag is the package version (`make image` builds it).
+DEFAULT_IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
 NAME = "tenantctl-operator"
+METRICS_PORT = 9090
+PEERING_ENV = "TENANTCTL_PEERING"
+SHARD_LABEL = "tenantctl.io/shard"
+PEERING_GROUP, PEERING_VERSION = "kopf.dev", "v1"
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tenantctl"}
 _READ = ["get", "list", "watch"]
 # Server-side apply of an absent object is authorised as `create`, of a present one as `patch`.
@@ -51,6 +78,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("bootstrap.cluster.x-k8s.io", ("talosconfigtemplates",), ["get", "list", "watch", "create", "patch"]),
     ("helm.toolkit.fluxcd.io", ("helmreleases",), _OWN),
     ("cdi.kubevirt.io", ("datavolumes",), ["list", "delete"]),
+    # kopf peering: each replica writes its keep-alive into its shard's ClusterKopfPeering status.
+    (PEERING_GROUP, ("clusterkopfpeerings",), ["get", "list", "watch", "patch"]),
 )
 
 
@@ -145,17 +174,56 @@ def tenant_rbac(cluster: TenantCluster, pools: Sequence[NodePool], namespace: st
     ]
 
 
-def _deployment(namespace: str, image: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Topology:
+    """How many shards the tenants are split into, and how many replicas stand for each shard."""
+
+    shards: int = 1
+    replicas: int = 1
+
+    def __post_init__(self) -> None:
+        if self.shards < 1 or self.replicas < 1:
+            raise ValueError(f"shards and replicas must be at least 1, not {self.shards} and {self.replicas}")
+
+    def workload(self, index: int) -> str:
+        return NAME if self.shards == 1 else f"{NAME}-shard-{index}"
+
+
+def peering_name(index: int, shards: int) -> str:
+    return f"{NAME}-shard-{index}-of-{shards}"
+
+
+def _bounds_env() -> list[dict[str, Any]]:
+    """Every tunable bound as an environment variable, at its default, for an admin to edit in place."""
+    defaults = OperatorSettings()
+    return [
+        {"name": t.env, "value": format_seconds(round(getattr(defaults, t.field) * 1_000_000_000))}
+        for t in TUNABLES
+    ]
+
+
+def _statefulset(namespace: str, image: str, topology: Topology, index: int) -> dict[str, Any]:
+    name = topology.workload(index)
+    selected = {"app.kubernetes.io/name": NAME, SHARD_LABEL: str(index)}
+    labels = {**_LABELS, SHARD_LABEL: str(index)}
+    env = [
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": SHARD_ENV, "value": f"{index}/{topology.shards}"},
+        {"name": PEERING_ENV, "value": peering_name(index, topology.shards)},
+        *_bounds_env(),
+    ]
     return {
         "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": NAME, "namespace": namespace, "labels": dict(_LABELS)},
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
         "spec": {
-            "replicas": 1,
-            "strategy": {"type": "Recreate"},
-            "selector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
+            "replicas": topology.replicas,
+            "serviceName": f"{NAME}-metrics",
+            # Standbys start with the active one; peering, not start order, decides who works.
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": selected},
             "template": {
-                "metadata": {"labels": dict(_LABELS)},
+                "metadata": {"labels": labels},
                 "spec": {
                     "serviceAccountName": NAME,
                     "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
@@ -163,9 +231,20 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
                         {
                             "name": "operator",
                             "image": image,
-                            "args": ["operator", "--liveness", "http://0.0.0.0:8080/healthz", *webhook_args()],
+                            "args": [
+                                "operator",
+                                "--liveness",
+                                "http://0.0.0.0:8080/healthz",
+                                "--metrics-port",
+                                str(METRICS_PORT),
+                                "--log-format",
+                                "json",
+                                *webhook_args(),
+                            ],
+                            "env": env,
                             "ports": [
                                 {"name": "health", "containerPort": 8080},
+                                {"name": "metrics", "containerPort": METRICS_PORT},
                                 {"name": "webhook", "containerPort": PORT},
                             ],
                             "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 30},
@@ -197,14 +276,79 @@ def _deployment(namespace: str, image: str) -> dict[str, Any]:
     }
 
 
+def _peering_objects(topology: Topology, meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """kopf's ClusterKopfPeering CRD (kopf does not install it) and one peering object per shard."""
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"clusterkopfpeerings.{PEERING_GROUP}", **meta},
+        "spec": {
+            "scope": "Cluster",
+            "group": PEERING_GROUP,
+            "names": {"kind": "ClusterKopfPeering", "plural": "clusterkopfpeerings", "singular": "clusterkopfpeering"},
+            "versions": [{
+                "name": PEERING_VERSION,
+                "served": True,
+                "storage": True,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "apiVersion": {"type": "string"},
+                    "kind": {"type": "string"},
+                    "metadata": {"type": "object"},
+                    "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                }}},
+            }],
+        },
+    }
+    peerings = [
+        {
+            "apiVersion": f"{PEERING_GROUP}/{PEERING_VERSION}",
+            "kind": "ClusterKopfPeering",
+            "metadata": {"name": peering_name(i, topology.shards), **meta},
+        }
+        for i in range(topology.shards)
+    ]
+    return [crd, *peerings]
+
+
+def _metrics_objects(namespace: str, service_monitor: bool, meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Service every shard's `/metrics` sits behind and, when asked, its Prometheus Operator ServiceMonitor."""
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": f"{NAME}-metrics", "namespace": namespace, **meta},
+        "spec": {
+            "selector": {"app.kubernetes.io/name": NAME},
+            "ports": [{"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"}],
+        },
+    }
+    if not service_monitor:
+        return [service]
+    monitor = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": NAME, "namespace": namespace, **meta},
+        "spec": {
+            "selector": {"matchLabels": dict(_LABELS)},
+            "namespaceSelector": {"matchNames": [namespace]},
+            "endpoints": [{"port": "metrics", "path": "/metrics", "interval": "30s"}],
+        },
+    }
+    return [service, monitor]
+
+
 def install_objects(
     namespace: str = "tenantctl-system",
     image: str = DEFAULT_IMAGE,
     tenants: Iterable[tuple[TenantCluster, Sequence[NodePool]]] = (),
+    topology: Topology | None = None,
+    service_monitor: bool = False,
 ) -> list[dict[str, Any]]:
     """Everything `tenantctl install` prints, in apply order."""
     meta: Mapping[str, Any] = {"labels": dict(_LABELS)}
     objects: list[dict[str, Any]] = [*render_crds()]
+    topology = topology or Topology()
+    peering = _peering_objects(topology, meta)
+    objects.append(peering[0])
     objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, **meta}})
     account = {"name": NAME, "namespace": namespace, **meta}
     objects.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": account})
@@ -223,6 +367,8 @@ def install_objects(
     })
     for cluster, pools in tenants:
         objects += tenant_rbac(cluster, pools, namespace)
-    objects.append(_deployment(namespace, image))
+    objects += peering[1:]
+    objects += _metrics_objects(namespace, service_monitor, meta)
+    objects += [_statefulset(namespace, image, topology, i) for i in range(topology.shards)]
     objects += webhook_objects(NAME, namespace, dict(_LABELS))
     return objects

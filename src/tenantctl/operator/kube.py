@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -40,6 +40,7 @@ __all__ = [
     "ImmutableFieldError",
     "KubeClient",
     "NotFoundError",
+    "RequestObserver",
     "Resource",
     "RetryPolicy",
     "TransientAPIError",
@@ -54,6 +55,8 @@ _MERGE_CONTENT_TYPE = "application/merge-patch+json"
 
 Obj = dict[str, Any]
 Objs = list[Obj]
+RequestObserver = Callable[[str, int | None], None]
+"""Told of every request attempt: the HTTP verb and the status (None: no answer). Metrics count them."""
 
 
 class APIError(Exception):
@@ -200,6 +203,7 @@ class KubeClient:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     cache: WatchCache | None = None
     """Answer gets and lists from watches (the operator's management client); None: always ask."""
+    observer: RequestObserver | None = None
     _session: httpx.AsyncClient | None = field(default=None, init=False, repr=False)
     _discovery: dict[str, dict[str, Resource] | None] = field(default_factory=dict, init=False, repr=False)
 
@@ -375,12 +379,32 @@ class KubeClient:
         delays: Sequence[float] = self.retry.backoffs if attempts is None else self.retry.backoffs[: attempts - 1]
         for attempt in range(len(delays) + 1):
             try:
-                return await self._once(method, path, params, body, content_type, timeout or self.retry.timeout)
+                return await self._observed(method, path, params, body, content_type, timeout or self.retry.timeout)
             except TransientAPIError as exc:
                 if attempt >= len(delays) or (exc.status == 409 and not retry_409):
                     raise
                 await asyncio.sleep(delays[attempt])
         raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _observed(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: Mapping[str, Any] | None,
+        content_type: str | None,
+        timeout: float,
+    ) -> Obj:
+        """One attempt, reported to the observer whatever its answer."""
+        try:
+            answer = await self._once(method, path, params, body, content_type, timeout)
+        except APIError as exc:
+            if self.observer is not None:
+                self.observer(method, None if isinstance(exc, UnreachableError) else exc.status)
+            raise
+        if self.observer is not None:
+            self.observer(method, 200)
+        return answer
 
     async def _once(
         self,

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["OperatorSettings", "RetryPolicy", "WebhookSettings"]
+from tenantctl.operator.sharding import ALL, Shard
+
+__all__ = ["MetricsSettings", "OperatorSettings", "RetryPolicy", "WebhookSettings"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,14 @@ class WebhookSettings:
     addr: str = "0.0.0.0"
     cert_dir: str | None = None
     """Holds `tls.crt` and `tls.key` (the cert-manager Secret `tenantctl install` mounts)."""
+
+
+@dataclass(frozen=True)
+class MetricsSettings:
+    """Where `/metrics` is served (port 0: any free port, for tests)."""
+
+    port: int = 9090
+    addr: str = "0.0.0.0"
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,10 @@ class OperatorSettings:
     or given with --management-cluster-domain; Kubernetes' default only when neither is possible."""
     webhook: WebhookSettings | None = None
     """Serve the validating webhook (`tenantctl install` configures the API server to call it)."""
+    shard: Shard = ALL
+    """The tenants this replica reconciles (`--shard I/N`); the others belong to sibling shards."""
+    metrics: MetricsSettings | None = None
+    """Serve Prometheus metrics on `/metrics`; the series are counted either way."""
 
     def requeue_delay_after(self, waits: int) -> float:
         """The pause before the next pass: the resync when idle, a doubling requeue while waiting.

@@ -14,7 +14,7 @@ from tenantctl.problems import Problems
 
 __all__ = ["register"]
 
-PlatformFile = Annotated[Path, typer.Option("--file", "-f", help="The platform file (its directory holds "
+PlatformFile = Annotated[Path, typer.Option("-f", "--filename", help="The platform file (its directory holds "
                                             "providers.lock and vendor/).")]
 Components = Annotated[Path | None, typer.Option("--components", help="Vendored packages directory "
                                                  "(usually <platform dir>/vendor); without it no ConfigMaps.")]
@@ -87,7 +87,7 @@ def proxmox_secret_command(
     token_id: Annotated[str, typer.Option("--token-id", help="API token id, USER@REALM!TOKENNAME")],
     token_secret_env: Annotated[str, typer.Option("--token-secret-env", help="NAME of the environment "
                                                   "variable holding the token secret (never the secret)")],
-    file: Annotated[Path | None, typer.Option("--file", "-f", help="Take name and namespace from this "
+    file: Annotated[Path | None, typer.Option("-f", "--filename", help="Take name and namespace from this "
                                               "platform's credentialsSecret.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="Secret name [default: capmox-credentials]")] = None,
     namespace: Annotated[str | None, typer.Option("--namespace", help="[default: capmox-system]")] = None,
@@ -116,7 +116,7 @@ def _secret_target(
         return name or "capmox-credentials", namespace or package.namespace
     for flag, value in (("--name", name), ("--namespace", namespace)):
         if value is not None:
-            problems.error(flag, f"{value!r} given together with --file {file}; the platform names the Secret")
+            problems.error(flag, f"{value!r} given together with --filename {file}; the platform names the Secret")
     platform = load_platform(file, load_catalogue())
     secret = platform.setting(package.name).credentials_secret
     if secret is None or not secret.name:

@@ -34,7 +34,7 @@ doctor_app = typer.Typer(help="Preflight checks of the infrastructure a tenant n
 @doctor_app.command("proxmox")
 @refusals_exit_2
 def proxmox(
-    file: Annotated[Path, typer.Option("-f", "--file", help="TenantCluster + NodePool YAML (- for stdin).")],
+    file: Annotated[Path, typer.Option("-f", "--filename", help="TenantCluster + NodePool YAML (- for stdin).")],
     url: Annotated[str, typer.Option("--url", help="Proxmox URL as capmox gets it, e.g. https://pve:8006.")],
     token_id: Annotated[str, typer.Option("--token-id", help="API token id, user@realm!name.")],
     cluster: Annotated[str | None, typer.Option("--cluster", help="TenantCluster name when several.")] = None,

@@ -36,6 +36,7 @@ from tenantctl.spec.quantity import QuantityError, parse_quantity
 from tenantctl.spec.storage import check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
+from tenantctl.spec.worker_network import check_worker_network
 
 __all__ = [
     "check_gpu_operator",
@@ -82,6 +83,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
                 "spec.talos.schematicID are what set the installer image there",
             )
         _check_proxmox_cluster(at, spec.proxmox, problems)
+        check_worker_network(at, tc, problems)
         if spec.addons.gpu_operator.enabled:
             problems.error(
                 f"{at}.spec.addons.gpuOperator.enabled",

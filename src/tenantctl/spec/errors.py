@@ -75,8 +75,22 @@ def problems_from_validation_error(
             problems.append(Problem(path, f"unknown field {field!r}{hint}{valid}"))
         elif kind == "missing":
             problems.append(Problem(path, "required field is missing"))
+        elif kind == "string_type" and _is_yaml_number(err.get("input")):
+            problems.append(Problem(path, _quote_hint(loc, err["input"])))
         else:
             value = err.get("input")
             got = f" (got {shown(value)})" if not isinstance(value, dict | list) else ""
             problems.append(Problem(path, f"{err['msg']}{got}"))
     return problems
+
+
+def _is_yaml_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _quote_hint(loc: tuple[int | str, ...], value: object) -> str:
+    """`version: 1.30` is the float 1.3 by the time we see it: say so, and show the quoted form."""
+    message = f"{value!r} is a YAML number, not a string; quote it"
+    if loc and loc[-1] == "version":
+        return f'{message} ("v{value}"): unquoted, YAML reads 1.30 as 1.3 and drops the trailing zero'
+    return f'{message} ("{value}")'

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tenantctl.problems import Problem, Problems
+from tenantctl.spec.certificates import ca_bundle_problem
 from tenantctl.spec.checks import (
     check_gpu_operator,
     check_ingress_pools,
@@ -94,7 +95,7 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list
             problems.error(
                 f"{at}.kind",
                 f"unsupported apiVersion/kind {api_version[:80]}/{kind[:80]}; expected {API_VERSION} "
-                f"{' or '.join(_KINDS)}",
+                f"{' or '.join(_KINDS)}{_kind_hint(kind)}",
             )
             continue
         try:
@@ -105,6 +106,14 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list
             if salvaged is not None:
                 models.append(salvaged)
     return models
+
+
+def _kind_hint(kind: object) -> str:
+    """Kinds are case-sensitive: `Nodepool` is refused, and the message says which one was meant."""
+    if not isinstance(kind, str):
+        return ""
+    meant = next((k for k in (*_KINDS, *_FOREIGN_KINDS) if k.lower() == kind.lower() and k != kind), None)
+    return f"; did you mean {meant!r}? (kinds are case-sensitive)" if meant else ""
 
 
 def _without_unknown_fields(
@@ -176,6 +185,14 @@ def parse_observed(docs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], O
             problems.error(ref(type(m).__name__, "?"), "an observed-state file holds only ObservedState documents")
             continue
         check_observed_state(m, problems)
+        _check_cas(m, problems)
         out[(m.metadata.namespace, m.metadata.name)] = m
     problems.raise_if_errors()
     return out
+
+
+def _check_cas(observed: ObservedState, problems: Problems) -> None:
+    at = ref("ObservedState", observed.metadata.name)
+    for name, value in (("kubernetesCA", observed.kubernetes_ca), ("talosCA", observed.talos_ca)):
+        if (why := ca_bundle_problem(value)) is not None:
+            problems.error(f"{at}.{name}", f"{value[:40]!r}… {why}" if len(value) > 40 else f"{value!r} {why}")

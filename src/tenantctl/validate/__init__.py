@@ -6,7 +6,8 @@ version. `validate_objects` returns `Problem`s; nothing here raises for an inval
 """
 
 from tenantctl.validate.core import DEFAULT_KUBERNETES_VERSION
+from tenantctl.validate.coverage import Coverage, schema_coverage
 from tenantctl.validate.crds import SchemaCatalog
 from tenantctl.validate.objects import validate_objects
 
-__all__ = ["DEFAULT_KUBERNETES_VERSION", "SchemaCatalog", "validate_objects"]
+__all__ = ["DEFAULT_KUBERNETES_VERSION", "Coverage", "SchemaCatalog", "schema_coverage", "validate_objects"]

@@ -27,7 +27,13 @@ from tenantctl.validate.formats import KUBERNETES_FORMATS
 from tenantctl.validate.metadata import metadata_problems, name_rule_for
 from tenantctl.validate.schema_errors import problems_from_errors
 
-__all__ = ["DEFAULT_KUBERNETES_VERSION", "is_builtin_api_version", "schema_version", "validate_core_object"]
+__all__ = [
+    "DEFAULT_KUBERNETES_VERSION",
+    "has_core_schema",
+    "is_builtin_api_version",
+    "schema_version",
+    "validate_core_object",
+]
 
 DEFAULT_KUBERNETES_VERSION = "1.36.0"
 """The newest Kubernetes the installed kubernetes-validate ships schemas for, at most 1.36 (tenant support)."""
@@ -65,6 +71,11 @@ def schema_version(kubernetes_version: str) -> str:
 def is_builtin_api_version(api_version: str, kubernetes_version: str = DEFAULT_KUBERNETES_VERSION) -> bool:
     """Whether the apiserver itself serves this apiVersion's group (``v1``, ``apps/v1``, ``rbac...``)."""
     return split_api_version(api_version)[0] in _schema_set(kubernetes_version).groups
+
+
+def has_core_schema(api_version: str, kind: str, kubernetes_version: str = DEFAULT_KUBERNETES_VERSION) -> bool:
+    """Whether Kubernetes' own schemas define this built-in kind (else it is reported, not judged)."""
+    return _validator(kubernetes_version, api_version, kind) is not None
 
 
 def validate_core_object(obj: Mapping[str, Any], label: str, kubernetes_version: str) -> list[Problem]:

@@ -7,7 +7,7 @@ from tenantctl.proxmox.checks._context import FAIL, PASS, WARN, Context
 from tenantctl.proxmox.report import Row
 from tenantctl.render.images import CATALOGUE
 
-# ------------------------------------------------------------------ offline: URL and TLS
+# ------------------------------------------------------------------ URL (offline) and TLS (the connection)
 
 
 def check_url(ctx: Context) -> list[Row]:
@@ -26,11 +26,20 @@ def check_url(ctx: Context) -> list[Row]:
 
 
 def check_tls(ctx: Context) -> list[Row]:
+    """Judged from the real connection GET /version made: a handshake only counts when one happened."""
+    url = ctx.target.url
+    err = ctx.inv.errors.get("version")
+    if err is not None and err.status is None:
+        if "TLS" in err.message:
+            return [Row("tls", url, FAIL, err.message,
+                        "pass --ca-file with the CA that signed the certificate, or set spec.proxmox.insecure: true")]
+        return [Row("tls", url, FAIL, f"no TLS connection: {err.message}",
+                    "check the host and port (8006) and that nothing between here and Proxmox drops the connection")]
     if ctx.target.insecure:
-        return [Row("tls", ctx.target.url, WARN, "certificate not verified (spec.proxmox.insecure: true)",
+        return [Row("tls", url, WARN, "connected; certificate not verified (spec.proxmox.insecure: true)",
                     "install a certificate your CA signs and set insecure: false")]
     source = f"CA file {ctx.target.ca_file}" if ctx.target.ca_file else "the system CA bundle"
-    return [Row("tls", ctx.target.url, PASS, f"certificate verified against {source}")]
+    return [Row("tls", url, PASS, f"connected; certificate verified against {source}")]
 
 
 # ------------------------------------------------------------------ token and version

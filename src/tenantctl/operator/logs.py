@@ -1,0 +1,52 @@
+"""How the operator's log lines look: text for a terminal, one JSON object per line for a collector.
+
+A line about a tenant carries its namespace and name as fields: ours through `object_logger`, and
+kopf's own per-object lines through the `k8s_ref` it attaches; either way under the same keys.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+__all__ = ["JsonFormatter", "LogFormat", "configure_logging"]
+
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+
+class LogFormat(StrEnum):
+    TEXT = "text"
+    JSON = "json"
+
+
+class JsonFormatter(logging.Formatter):
+    """`time`, `level`, `logger`, `message`, and `namespace`/`name` of the tenant the line is about."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        ref = getattr(record, "k8s_ref", None)
+        if isinstance(ref, dict):
+            if ref.get("namespace"):
+                line["namespace"] = ref["namespace"]
+            if ref.get("name"):
+                line["name"] = ref["name"]
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str)
+
+
+def configure_logging(fmt: LogFormat, level: int) -> None:
+    """One stderr handler on the root logger in the chosen format (replacing any earlier one)."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter() if fmt is LogFormat.JSON else logging.Formatter(TEXT_FORMAT))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)

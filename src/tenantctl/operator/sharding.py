@@ -1,0 +1,66 @@
+"""Which operator shard owns a tenant: a hash of `namespace/name`, so no shard asks another.
+
+Every replica computes the same answer from the name alone (SHA-256, first 8 bytes, modulo the
+shard count), so shards need no lease or lock between them; a NodePool belongs to the shard of the
+TenantCluster it names. Changing the shard count moves tenants between shards: roll all shards at
+once (`tenantctl install --shards N` renders them together).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+__all__ = ["ALL", "Shard", "ShardError", "peering_priority", "shard_of"]
+
+_SPEC = re.compile(r"([0-9]+)/([0-9]+)")
+_ORDINAL = re.compile(r"-([0-9]+)$")
+
+
+class ShardError(ValueError):
+    pass
+
+
+def shard_of(namespace: str, name: str, count: int) -> int:
+    """The shard index of the tenant `namespace/name` among `count` shards."""
+    digest = hashlib.sha256(f"{namespace}/{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % count
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Shard `index` of `count` (0-based); the single shard 0/1 owns every tenant."""
+
+    index: int = 0
+    count: int = 1
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """`I/N` with 0 <= I < N, as `--shard` takes it."""
+        match = _SPEC.fullmatch(text.strip())
+        if match is None:
+            raise ShardError(f"{text!r} is not I/N (e.g. 0/2: the first of two shards)")
+        index, count = int(match[1]), int(match[2])
+        if count < 1 or index >= count:
+            raise ShardError(f"{text!r}: the index must be at least 0 and below the count (which is at least 1)")
+        return cls(index, count)
+
+    def owns(self, namespace: str, name: str) -> bool:
+        return self.count == 1 or shard_of(namespace, name, self.count) == self.index
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+ALL = Shard()
+
+
+def peering_priority(pod_name: str | None) -> int:
+    """The kopf peering priority of a StatefulSet replica: ordinal 0 highest, the others standing by.
+
+    kopf pauses an operator that sees a live peer of higher priority and lets equal priorities run
+    side by side, so replicas of one shard need distinct priorities: the pod ordinal gives them.
+    """
+    match = _ORDINAL.search(pod_name or "")
+    return -int(match[1]) if match else 0

@@ -1,0 +1,32 @@
+"""CA bundles as the observed state carries them: base64 of PEM, each block a real X.509 certificate.
+
+A typo in a CA reaches the worker's machine config and the tenant's kubeconfig verbatim, where it
+surfaces as a node that never trusts its API server; it is refused where the user typed it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+__all__ = ["ca_bundle_problem"]
+
+_BLOCK = re.compile(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", re.S)
+
+
+def ca_bundle_problem(value: str) -> str | None:
+    """Why `value` is not base64 of one or more PEM certificates, or None when it is."""
+    import ssl
+
+    try:
+        text = base64.b64decode(value, validate=True).decode("ascii")
+    except (binascii.Error, ValueError):
+        return "is not base64 of a PEM certificate bundle"
+    if not _BLOCK.search(text):
+        return "decodes to no PEM '-----BEGIN CERTIFICATE-----' block"
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cadata=text)
+    except ssl.SSLError as exc:
+        return f"holds a CERTIFICATE block that is not a decodable X.509 certificate ({exc.reason or exc})"
+    return None

@@ -1,0 +1,67 @@
+"""Which schema judged each rendered object, so `validate` never reports `ok` for what it did not check.
+
+Without a CRD catalog custom kinds are skipped by `validate_objects`; this says how many and which,
+so a user reads the size of the gap rather than a bare `ok`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenantctl.validate.core import DEFAULT_KUBERNETES_VERSION, has_core_schema, is_builtin_api_version, schema_version
+from tenantctl.validate.crds import SchemaCatalog
+
+__all__ = ["Coverage", "schema_coverage"]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Objects judged by Kubernetes' own schemas, by CRDs, and the kinds nothing judged (with counts)."""
+
+    core: int
+    crds: int
+    unchecked: Counter[str] = field(default_factory=Counter)
+    kubernetes: str = ""
+
+    @property
+    def checked(self) -> int:
+        return self.core + self.crds
+
+    def summary(self, catalog: SchemaCatalog | None) -> str:
+        against = f"{self.core} against Kubernetes {self.kubernetes} core schemas"
+        crds = f"{self.crds} against the CRDs in {catalog.describe()}" if catalog else "no --crds given"
+        return f"{self.checked} objects checked ({against}, {crds})"
+
+    def gap(self, catalog: SchemaCatalog | None) -> str:
+        """`17 objects not checked: no schema for …`; empty when everything was checked."""
+        if not self.unchecked:
+            return ""
+        kinds = ", ".join(f"{kind} ({n})" if n > 1 else kind for kind, n in sorted(self.unchecked.items()))
+        total = sum(self.unchecked.values())
+        if catalog is not None:
+            return f"{total} objects not checked: no CRD in {catalog.describe()} for {kinds}"
+        return f"{total} objects not checked: no schema for {kinds} (give --crds DIR with the upstream CRDs)"
+
+
+def schema_coverage(
+    objects: Iterable[Mapping[str, Any]],
+    catalog: SchemaCatalog | None,
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+) -> Coverage:
+    """Count the objects each judge of `validate_objects` has a schema for; the rest by `apiVersion Kind`."""
+    core = crds = 0
+    unchecked: Counter[str] = Counter()
+    for obj in objects:
+        api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+        if is_builtin_api_version(api_version, kubernetes_version):
+            judged = has_core_schema(api_version, kind, kubernetes_version)
+            core += judged
+        else:
+            judged = catalog is not None and catalog.lookup(api_version, kind) is not None
+            crds += judged
+        if not judged:
+            unchecked[f"{api_version} {kind}"] += 1
+    return Coverage(core, crds, unchecked, schema_version(kubernetes_version))

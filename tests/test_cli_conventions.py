@@ -1,0 +1,102 @@
+"""One tool: every command, present and future, follows the same flag conventions.
+
+The walk goes through the whole typer app (groups and their sub-commands), so a command added later
+that names its input `--file`, takes a path as `-o` or reads a positional file fails here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import Enum
+from importlib.metadata import version
+from pathlib import Path
+from typing import Annotated, Any, Literal, get_args, get_origin
+
+import typer
+from typer.testing import CliRunner
+
+from tenantctl.cli import app
+
+# Commands that render a tenant's add-ons or list its images: chart sources and images matter there.
+RENDERS_ADD_ONS = {"render", "validate", "audit", "images", "plan"}
+
+
+def commands(group: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+    """Every leaf command with its full name (`providers secret proxmox`)."""
+    subs = getattr(group, "commands", None)
+    if subs is None:
+        yield " ".join(path), group
+        return
+    for name, sub in subs.items():
+        yield from commands(sub, (*path, name))
+
+
+def _annotation(param: Any) -> Any:
+    """The Python type the parameter was declared with, `X | None` and `list[X]` unwrapped."""
+    annotation = param.type_descriptor.annotation
+    while get_origin(annotation) is not Literal and (args := [a for a in get_args(annotation) if a is not type(None)]):
+        annotation = args[0]
+    return annotation
+
+
+def _is_choice(param: Any) -> bool:
+    annotation = _annotation(param)
+    return get_origin(annotation) is Literal or (isinstance(annotation, type) and issubclass(annotation, Enum))
+
+
+def violations(root: typer.Typer) -> list[str]:
+    """What breaks the conventions, one line per command and flag."""
+    found: list[str] = []
+    for name, command in commands(typer.main.get_command(root)):
+        flags = {flag for p in command.params if p.param_type_name == "option" for flag in p.opts}
+        for param in command.params:
+            opts = set(param.opts)
+            if param.param_type_name == "argument" and _annotation(param) is Path:
+                found.append(f"{name}: reads file argument {param.name!r}; take it as -f/--filename")
+            if "--file" in opts:
+                found.append(f"{name}: --file; the input file flag is -f/--filename")
+            if "-f" in opts and "--filename" not in opts:
+                found.append(f"{name}: -f without --filename ({sorted(opts)})")
+            if "-o" in opts and ("--output" not in opts or not _is_choice(param)):
+                found.append(f"{name}: -o is not an output format ({sorted(opts)}); a path takes --out")
+        if ("--observed" in flags or name in RENDERS_ADD_ONS) and "--platform" not in flags:
+            found.append(f"{name}: renders add-ons or images but has no --platform")
+    return found
+
+
+def test_every_command_follows_the_flag_conventions() -> None:
+    assert violations(app) == []
+
+
+def test_the_walk_reaches_nested_commands() -> None:
+    names = {name for name, _ in commands(typer.main.get_command(app))}
+    assert {"render", "validate", "doctor proxmox", "providers secret proxmox", "e2e render-fixture"} <= names
+
+
+def test_a_command_breaking_the_conventions_is_caught() -> None:
+    """The checker itself: each broken convention on a throwaway app is named."""
+    bad = typer.Typer()
+    sub = typer.Typer()
+    bad.add_typer(sub, name="group")
+
+    @sub.command("write")
+    def write(
+        template: Annotated[Path, typer.Argument()],
+        out: Annotated[Path, typer.Option("-o", "--out")],
+        spec: Annotated[Path, typer.Option("-f", "--file")],
+    ) -> None: ...
+
+    @bad.command("render")
+    def render(observed: Annotated[Path, typer.Option("--observed")]) -> None: ...
+
+    found = "\n".join(violations(bad))
+    assert "group write: reads file argument 'template'" in found
+    assert "group write: -o is not an output format" in found
+    assert "group write: --file" in found and "group write: -f without --filename" in found
+    assert "render: renders add-ons or images but has no --platform" in found
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout == f"tenantctl {version('tenantctl')}\n"
