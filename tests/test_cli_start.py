@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("aiohttp", "kopf", "kubernetes", "kubernetes_validate", "proxmoxer", "requests", "jsonschema", "cel",
-         "pydantic", "prometheus_client")
+HEAVY = ("aiohttp", "httpx2", "lightkube", "kopf", "kubernetes", "kubernetes_validate", "proxmoxer", "requests",
+         "jsonschema", "cel", "pydantic", "prometheus_client")
 
 
 def test_importing_the_cli_loads_no_heavy_module() -> None:

@@ -90,7 +90,7 @@ async def applied(mgmt: KubeEmulator, docs: list[dict[str, Any]], domain: str | 
 
     tenant = parse_tenant_documents(docs)
     cluster = tenant.clusters[0]
-    async with KubeClient(Connection(url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         observation = await observe_read_only(api, cluster, domain)
     objects = render_cluster(cluster, tenant.pools_of(cluster), observation.observed)
     for obj in objects:

@@ -1,8 +1,9 @@
 """kmock's Kubernetes emulator with the semantics the operator depends on, kept in one place.
 
-Added to the stock emulator: server-side apply (create or replace the applied fields; a no-op apply
-changes nothing; on objects another controller owns, only the applied leaves), label-selector
-lists, generation/resourceVersion bookkeeping, CABPT's `TalosConfigTemplate.Spec is immutable` webhook,
+Added to the stock emulator: bearer-token authentication (optional), server-side apply (create or
+replace the applied fields; a no-op apply changes nothing; on objects another controller owns, only
+the applied leaves), label-selector lists, generation/resourceVersion bookkeeping, CABPT's
+`TalosConfigTemplate.Spec is immutable` webhook,
 the PVC-protection / PV-release controllers a teardown waits on, and injected faults (an HTTP
 status or silence) for chosen requests.
 """
@@ -14,6 +15,7 @@ import contextlib
 import copy
 import datetime
 import itertools
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -147,6 +149,14 @@ class KubeEmulator(kmock.KubernetesEmulator):
     write_requests: list[tuple[str, str, str | None, str | None]] = attrs.field(factory=list, init=False)
     """Every create/patch/delete a client sent, whether or not it changed anything."""
     received: int = attrs.field(default=0, init=False)
+    reads: int = attrs.field(default=0, init=False)
+    """GET requests other than watch streams (discovery included)."""
+    busy: float = attrs.field(default=0.0, init=False)
+    """Seconds spent answering requests: the emulator's share of a benchmark's time."""
+    accepted_tokens: frozenset[str] | None = None
+    """Bearer tokens the server accepts (others get 401, as an expired or revoked token does); None: any."""
+    bearers: list[str | None] = attrs.field(factory=list, init=False)
+    """The bearer token of every request, in order (None when it carried none)."""
     _index: dict[str, dict[tuple[str | None, str], None]] = attrs.field(factory=dict, init=False)
     _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     _pending: set[asyncio.Task[None]] = attrs.field(factory=set, init=False)
@@ -154,14 +164,20 @@ class KubeEmulator(kmock.KubernetesEmulator):
     # -- test-facing helpers ---------------------------------------------------------------------
 
     def put(self, plural: str, obj: Mapping[str, Any]) -> None:
-        """Store an object as if a controller had created it (no request, no journal entry)."""
+        """Store an object as if a controller had created it (no request, no journal entry; watchers are told)."""
         body = copy.deepcopy(dict(obj))
         meta = body.setdefault("metadata", {})
         meta.setdefault("uid", str(uuid.uuid4()))
         meta.setdefault("generation", 1)
         meta["resourceVersion"] = str(next(self._rv))
         meta.setdefault("creationTimestamp", _now())
+        existed = self.get(plural, meta.get("namespace"), meta["name"], copied=False) is not None
         self._store(plural, meta.get("namespace"), meta["name"], body)
+        with contextlib.suppress(RuntimeError):  # no loop yet: nobody can be watching
+            event = {"type": "MODIFIED" if existed else "ADDED", "object": copy.deepcopy(body)}
+            task = asyncio.get_running_loop().create_task(self._buses[kmock.resource(plural)].put(event))
+            self._pending.add(task)
+            task.add_done_callback(self._pending.discard)
 
     def get(self, plural: str, namespace: str | None, name: str, *, copied: bool = True) -> dict[str, Any] | None:
         """The live object (a copy unless the caller only serialises it right away)."""
@@ -191,7 +207,25 @@ class KubeEmulator(kmock.KubernetesEmulator):
     # -- request handling ------------------------------------------------------------------------
 
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        """Serve one request; the time spent answering (watch streams excluded) adds up in `busy`."""
+        started = time.perf_counter()
+        try:
+            return await self._answer(request)
+        finally:
+            if request.action != kmock.action.WATCH:
+                self.busy += time.perf_counter() - started
+
+    async def _answer(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         self.received += 1
+        if request.method == kmock.method.GET and request.action != kmock.action.WATCH:
+            self.reads += 1
+        header = request.headers.get("Authorization", "")
+        bearer = header.removeprefix("Bearer ") if header.startswith("Bearer ") else None
+        self.bearers.append(bearer)
+        if self.accepted_tokens is not None and bearer not in self.accepted_tokens:
+            return await self._render_error(
+                kmock.KubernetesError(status=401, reason="Unauthorized", message="Unauthorized")
+            )
         fault = next((f for f in self.faults if f.matches(request)), None)
         if fault is not None:
             fault.times -= 1

@@ -184,7 +184,7 @@ async def running_operator(
     mgmt: KubeEmulator, settings: OperatorSettings = FAST
 ) -> AsyncIterator[OperatorContext]:
     """The whole kopf engine with our registry, cluster-wide, until the block ends."""
-    ctx = OperatorContext(Connection(server=str(mgmt.url).rstrip("/")), settings)
+    ctx = OperatorContext(Connection.from_server(str(mgmt.url).rstrip("/")), settings)
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(
         kopf.operator(
@@ -210,6 +210,16 @@ async def eventually(check: Callable[[], Any], timeout: float = 10.0, interval: 
         if loop.time() > deadline:
             raise AssertionError(f"not reached within {timeout}s; last value: {value!r} {DEBUG}")
         await asyncio.sleep(interval)
+
+
+async def watched(
+    ctx: OperatorContext, path: str, namespace: str | None, name: str, check: Callable[[Any], bool]
+) -> None:
+    """Wait until the operator's watches hold a copy of `path` (group/version/plural) that passes `check`."""
+    api_version, _, plural = path.rpartition("/")
+    cache = ctx.api.cache
+    if cache is not None:
+        await eventually(lambda: check(cache.holds(api_version, plural, namespace, name)))
 
 
 def condition(obj: Mapping[str, Any] | None, kind: str) -> Mapping[str, Any]:

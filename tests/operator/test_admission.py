@@ -56,7 +56,7 @@ def validate_lines(docs: list[dict[str, Any]]) -> list[str]:
 
 
 async def judged(mgmt: KubeEmulator, operation: str, new: Any, old: Any = None) -> Any:
-    async with KubeClient(Connection(server=url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         return await review(api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old)
 
 

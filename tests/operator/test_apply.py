@@ -15,6 +15,7 @@ from operator_support import (
     running_operator,
     seed_control_plane,
     seed_documents,
+    watched,
 )
 
 from tenant_support import doc, load_example
@@ -28,6 +29,7 @@ NP = "tenantctl.io/v1alpha1/nodepools"
 NODE_POOLS = Resource("tenantctl.io/v1alpha1", "NodePool", "nodepools", True)
 SERVICES = Resource("v1", "Service", "services", True)
 PROXMOX = ("tenant-acme", "acme")
+KCP = "controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes"
 KUBEVIRT = ("tenant-demo", "demo")
 
 
@@ -136,7 +138,7 @@ async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator
         await eventually(lambda: ready(mgmt))
         await quiet(ctx, mgmt)
         since = len(mgmt.write_requests)
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             await api.merge_patch(NODE_POOLS, "md0", "tenant-acme", {"spec": {"replicas": 5}})
         pool = lambda: mgmt.get(NP, "tenant-acme", "md0") or {}  # noqa: E731
         await eventually(lambda: pool().get("status", {}).get("observedGeneration") == 2)
@@ -211,7 +213,7 @@ async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmul
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
         since = len(mgmt.writes())
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
             await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
         await one_more_pass(ctx)
@@ -233,7 +235,7 @@ async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt, KUBEVIRT))
         since = len(mgmt.writes())
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             await api.delete(NODE_POOLS, "big", "tenant-demo")
         await eventually(lambda: mgmt.get(NP, "tenant-demo", "big") is None)
     deleted = sorted((p, n) for v, p, n in applied(mgmt, since) if v == "delete" and p != "nodepools")
@@ -288,7 +290,7 @@ async def test_a_replacement_the_operator_may_not_delete_says_how_to_grant_it(
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt))
         mgmt.fail(Fault("DELETE", "talosconfigtemplates", status=403, times=100, message="forbidden"))
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
             await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
         applied_cond = lambda: condition(mgmt.get(TC, *PROXMOX), "Applied")  # noqa: E731
@@ -303,7 +305,12 @@ async def test_a_failed_pass_keeps_the_inventory_and_the_endpoint(mgmt: KubeEmul
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
         before = (mgmt.get(TC, *PROXMOX) or {})["status"]
-        mgmt.fail(Fault("GET", "services", status=500, times=1000))
+        # Reads come from watches: make the pass write (a drifted KamajiControlPlane) and the write fail.
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            kcps = await api.require("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+            await api.merge_patch(kcps, "acme", "tenant-acme", {"spec": {"replicas": 7}})
+        mgmt.fail(Fault("PATCH", "kamajicontrolplanes", status=500, times=1000))
+        await watched(ctx, KCP, *PROXMOX, lambda held: held["spec"]["replicas"] == 7)
         await one_more_pass(ctx)
         await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Applied").get("reason") == "APIError")
         mgmt.faults.clear()

@@ -24,7 +24,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 async def tree_of(mgmt: KubeEmulator, timeout: float = 2.0) -> TreeNode:
-    async with KubeClient(Connection(url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         return await describe_tenant(api, NS, NAME, FIXED_NOW, timeout)
 
 
@@ -70,7 +70,7 @@ async def test_a_silent_tenant_api_is_shown_as_such(mgmt: KubeEmulator, tenant: 
 
 
 async def test_a_missing_tenant_is_one_marked_line(mgmt: KubeEmulator) -> None:
-    async with KubeClient(Connection(url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         root = await describe_tenant(api, NS, "nope", FIXED_NOW)
     assert (root.mark, root.detail, root.children) == (Mark.WRONG, "not found", [])
 

@@ -37,7 +37,7 @@ def invoke(mgmt: KubeEmulator, tmp_path: Path, *args: str) -> Any:
 
 async def test_a_tenant_row_has_phase_endpoint_and_ready_over_desired_workers(mgmt: KubeEmulator) -> None:
     await seeded(mgmt)
-    async with KubeClient(Connection(url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         rows = await list_tenants(api, NS, FIXED_NOW)
     assert rows == [TenantRow(NS, NAME, "proxmox", "v1.33", "Provisioning", "192.0.2.10", 1, 2, "2d",
                               "WaitingForTenantAPI", "tenant apiserver does not answer")]
@@ -49,7 +49,7 @@ async def test_a_tenant_row_has_phase_endpoint_and_ready_over_desired_workers(mg
 
 async def test_pools_come_one_row_per_nodepool_with_their_machine_deployment(mgmt: KubeEmulator) -> None:
     await seeded(mgmt)
-    async with KubeClient(Connection(url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         (row,) = await list_pools(api, None, FIXED_NOW)
     assert (row.namespace, row.name, row.cluster, row.ready, row.desired, row.machine_deployment) == (
         NS, "md0", NAME, 1, 2, f"{NAME}-md0")

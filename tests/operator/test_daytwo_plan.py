@@ -32,7 +32,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 async def plan_of(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> TenantPlan:
     tenant = parse_tenant_documents(docs)
     cluster = tenant.clusters[0]
-    async with KubeClient(Connection(url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         return await plan_cluster(api, cluster, tenant.pools_of(cluster), docs)
 
 

@@ -26,7 +26,7 @@ FAST = RetryPolicy(timeout=2.0, backoffs=(0.01, 0.01))
 
 
 def client(emulator: KubeEmulator) -> KubeClient:
-    return KubeClient(Connection(server=str(emulator.url).rstrip("/")), retry=FAST)
+    return KubeClient(Connection.from_server(str(emulator.url).rstrip("/")), retry=FAST)
 
 
 def secret(name: str, value: str, labels: dict[str, str] | None = None) -> dict[str, object]:
@@ -83,7 +83,8 @@ async def test_injected_faults_are_retried_and_then_surface(mgmt: KubeEmulator) 
 
 async def test_a_silent_server_times_out_and_is_retried(mgmt: KubeEmulator) -> None:
     mgmt.fail(Fault("GET", "secrets", hang=0.5, times=1))
-    api = KubeClient(Connection(server=str(mgmt.url).rstrip("/")), retry=RetryPolicy(timeout=0.1, backoffs=(0.01,)))
+    retry = RetryPolicy(timeout=0.1, backoffs=(0.01,))
+    api = KubeClient(Connection.from_server(str(mgmt.url).rstrip("/")), retry=retry)
     async with api:
         assert await api.get(SECRETS, "missing", "ns") is None
 

@@ -116,10 +116,10 @@ def test_the_webhook_is_served_by_the_operator_with_cert_managers_certificate() 
     assert service["spec"]["selector"].items() <= labels.items()
 
 
-def test_tenant_control_planes_are_only_read_and_patched() -> None:
+def test_tenant_control_planes_are_only_read_watched_and_patched() -> None:
     cluster_role = next(o for o in install_objects() if o["kind"] == "ClusterRole")
     rules = [r for r in cluster_role["rules"] if "tenantcontrolplanes" in r["resources"]]
     assert rules == [{"apiGroups": ["kamaji.clastix.io"], "resources": ["tenantcontrolplanes"],
-                      "verbs": ["get", "patch"]}]
+                      "verbs": ["get", "list", "patch", "watch"]}]
     crds = [r for r in cluster_role["rules"] if "customresourcedefinitions" in r["resources"]]
     assert crds and "get" in crds[0]["verbs"], "the pass reads the TenantControlPlane CRD"

@@ -39,7 +39,7 @@ def seed(mgmt: KubeEmulator, example: str, expose: dict[str, Any] | None = None,
 
 async def fetch(mgmt: KubeEmulator, example: str, *, external: bool) -> dict[str, Any]:
     ns, name = KEY[example]
-    async with KubeClient(Connection(url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         return await user_kubeconfig(api, ns, name, external=external)
 
 

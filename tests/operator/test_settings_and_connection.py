@@ -12,7 +12,7 @@ from tenantctl.operator.settings import OperatorSettings
 pytestmark = [pytest.mark.timeout(5)]
 
 
-def test_a_kamaji_style_kubeconfig_gives_server_ca_and_client_certificate() -> None:
+async def test_a_kamaji_style_kubeconfig_gives_server_ca_and_client_certificate() -> None:
     b64 = lambda text: base64.b64encode(text.encode()).decode()  # noqa: E731
     config = {
         "clusters": [{"name": "c", "cluster": {"server": "https://acme.tenant-acme.svc:6443/",
@@ -23,8 +23,9 @@ def test_a_kamaji_style_kubeconfig_gives_server_ca_and_client_certificate() -> N
     }
     conn = Connection.from_kubeconfig(config)
     assert conn.server == "https://acme.tenant-acme.svc:6443"
-    assert (conn.ca_data, conn.client_cert_data, conn.client_key_data) == (b"CA", b"CERT", b"KEY")
-    assert conn.token is None and not conn.insecure
+    login = await conn.login()
+    assert (login["ca_data"], login["certificate_data"], login["private_key_data"]) == (b"CA", b"CERT", b"KEY")
+    assert login["token"] is None and not login["insecure"]
 
 
 def test_the_requeue_delay_doubles_while_waiting_and_never_exceeds_the_resync() -> None:

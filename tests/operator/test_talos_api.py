@@ -19,6 +19,7 @@ from operator_support import (
     running_operator,
     seed_control_plane,
     seed_documents,
+    watched,
 )
 
 from tenant_support import load_example
@@ -68,6 +69,7 @@ async def test_a_tenant_control_plane_that_appears_gets_the_port_once(
         await eventually(lambda: talos_api(mgmt).get("reason") == "WaitingForTenantControlPlane")
         assert condition(mgmt.get(TC, *PROXMOX), "Ready")["status"] == "True", "Ready does not wait for it"
         mgmt.put(TCP, provider_tenant_control_plane(docs))
+        await watched(ctx, TCP, *PROXMOX, lambda held: held is not None)
         await one_more_pass(ctx)
         await eventually(lambda: talos_api(mgmt).get("status") == "True")
         for _ in range(3):

@@ -79,7 +79,7 @@ def seeded(mgmt: KubeEmulator, tenant_url: str | None, example: str = "proxmox.y
 
 
 async def delete_cluster(mgmt: KubeEmulator, key: tuple[str, str]) -> None:
-    async with KubeClient(Connection(url(mgmt))) as api:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
         await api.delete(TENANT_CLUSTERS, key[1], key[0])
 
 
@@ -209,7 +209,7 @@ async def test_stuck_releases_lose_their_finalizers_and_a_stuck_control_plane_is
     seeded(mgmt, url(tenant))
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt, PROXMOX))
-        async with KubeClient(Connection(url(mgmt))) as api:
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
             releases = await api.list(HELM_RELEASES, "tenant-acme")
             assert releases, "the renderer emits tenant HelmReleases"
             stuck = releases[0]["metadata"]["name"]

@@ -54,7 +54,7 @@ async def test_pruning_one_clusters_pool_leaves_the_neighbours_objects(
         before = {o["metadata"]["name"] for o in mgmt.live("machinedeployments")}
         assert {"demo-md0", "demo-big", "other-omd0", "other-obig"} <= before
         since = len(mgmt.writes())
-        async with KubeClient(Connection(str(mgmt.url).rstrip("/"))) as api:
+        async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
             await api.delete(NODE_POOLS, "big", NS)
         await eventually(lambda: mgmt.get(MD, NS, "demo-big") is None, timeout=20)
     deleted = [(e.plural, e.name) for e in mgmt.writes()[since:] if e.verb == "delete"]
@@ -79,7 +79,7 @@ async def test_tearing_one_cluster_down_leaves_the_neighbours_releases_and_disks
         await eventually(lambda: _ready(mgmt, "demo") and _ready(mgmt, "other"), timeout=20)
         releases = {o["metadata"]["name"] for o in mgmt.live("helmreleases")}
         assert any(r.startswith("demo-") for r in releases) and any(r.startswith("other-") for r in releases)
-        async with KubeClient(Connection(str(mgmt.url).rstrip("/"))) as api:
+        async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
             await api.delete(CLUSTERS, "other", NS)
         await eventually(lambda: mgmt.get(TC, NS, "other") is None, timeout=20)
     assert mgmt.get(DATA_VOLUMES, NS, "demo-md0-disk") is not None, "the neighbour's disk stays"

@@ -1,19 +1,23 @@
-"""Dict-in, dict-out calls to one Kubernetes API server through the official client's ApiClient.
+"""Dict-in, dict-out calls to one Kubernetes API server for the (synchronous) harness.
 
 The harness touches a handful of paths (custom objects, Secrets, Nodes, PVCs, Pods, PVs) and keeps
-objects as plain dicts; the official client contributes kubeconfig handling (certificates, tokens,
-exec plugins) and nothing else.
+objects as plain dicts. The calls go through the operator's client (`tenantctl.operator.kube`, the
+one module that talks to an API), so kubeconfig handling — certificates, tokens, `tokenFile`, exec
+plugins — is the same everywhere. That client is async: it runs on a loop in a thread of its own, so
+the harness may call from any thread and close from any other.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from typing import Any
+import asyncio
+import threading
+from collections.abc import Coroutine, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
 
 __all__ = ["Kube", "KubeError"]
 
-_HEADERS = {"Accept": "application/json", "Content-Type": "application/json"}
+T = TypeVar("T")
 
 
 class KubeError(Exception):
@@ -26,49 +30,50 @@ class KubeError(Exception):
 
 
 class Kube:
-    """One API server; `timeout` bounds every single request (connect, read) in seconds."""
+    """One API server; `timeout` bounds every single request in seconds (no retries: the harness polls)."""
 
-    def __init__(self, api_client: Any, timeout: float = 15.0) -> None:
-        self._client = api_client
-        self._timeout = timeout
+    def __init__(self, connection: Any, timeout: float = 15.0) -> None:
+        from tenantctl.operator.kube import KubeClient, RetryPolicy
+
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="e2e-kube", daemon=True)
+        self._thread.start()
+        self._client = KubeClient(connection, retry=RetryPolicy(timeout=timeout, backoffs=()))
+        self._run(self._client.__aenter__())
 
     @classmethod
     def from_file(cls, path: str, timeout: float = 15.0) -> Kube:
-        from kubernetes import config
+        import yaml
 
-        return cls(config.new_client_from_config(config_file=path), timeout)  # type: ignore[no-untyped-call]
+        from tenantctl.operator.kube import Connection
+
+        file = Path(path).expanduser()
+        return cls(Connection.from_kubeconfig(yaml.safe_load(file.read_text()), path=file), timeout)
 
     @classmethod
     def from_dict(cls, kubeconfig: Mapping[str, Any], timeout: float = 15.0) -> Kube:
-        from kubernetes import config
+        from tenantctl.operator.kube import Connection
 
-        return cls(config.new_client_from_config_dict(dict(kubeconfig)), timeout)  # type: ignore[no-untyped-call]
+        return cls(Connection.from_kubeconfig(kubeconfig), timeout)
+
+    def _run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     def _call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        from kubernetes.client.exceptions import ApiException
-        from urllib3.exceptions import HTTPError
+        from tenantctl.operator.kube import APIError
 
         try:
-            verb, url, headers, payload, form = self._client.param_serialize(
-                method=method, resource_path=path, header_params=dict(_HEADERS), body=body,
-                auth_settings=["BearerToken"],
-            )
-            response = self._client.call_api(
-                verb, url, header_params=headers, body=payload, post_params=form, _request_timeout=self._timeout
-            )
-            data = response.read()
-        except ApiException as exc:
-            raise KubeError(exc.status or None, f"{method} {path}: {exc.status} {exc.reason}") from None
-        except (HTTPError, OSError) as exc:
-            raise KubeError(None, f"{method} {path}: no answer: {exc}") from None
-        if response.status >= 400:
-            raise KubeError(response.status, f"{method} {path}: {response.status} {response.reason}")
-        return dict(json.loads(data)) if data else {}
+            return self._run(self._client.call(method, path, body))
+        except APIError as exc:
+            raise KubeError(exc.status or None, f"{method} {path}: {exc}") from None
 
     def close(self) -> None:
-        """Drop pooled connections now: a kept-alive socket otherwise outlives the run."""
-        self._client.rest_client.pool_manager.clear()
-        self._client.close()
+        """Drop pooled connections now and stop the client's loop: a kept-alive socket otherwise outlives the run."""
+        if not self._loop.is_closed():
+            self._run(self._client.close())
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join()
+            self._loop.close()
 
     def get(self, path: str) -> dict[str, Any] | None:
         """The object at `path`, or None when it does not exist."""

@@ -24,7 +24,7 @@ def _connection(kubeconfig: Path | None, context: str | None) -> Any:
     if path is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
         return Connection.in_cluster()
     path = path or Path.home() / ".kube" / "config"
-    return Connection.from_kubeconfig(yaml.safe_load(path.read_text()), context)
+    return Connection.from_kubeconfig(yaml.safe_load(path.read_text()), context, path=path)
 
 
 _DURATION = "Go-style duration, e.g. 90s, 5m, 1h30m."

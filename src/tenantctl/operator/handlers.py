@@ -21,11 +21,13 @@ from tenantctl.operator.admission import review
 from tenantctl.operator.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.events import object_logger
 from tenantctl.operator.kube import APIError, Connection, KubeClient, NotFoundError, Resource
+from tenantctl.operator.kube_cache import WatchCache
 from tenantctl.operator.metrics import Metrics, Outcome
 from tenantctl.operator.reconcile import PassResult, Scope, reconcile, status_patch
 from tenantctl.operator.settings import OperatorSettings, WebhookSettings
 from tenantctl.operator.sharding import Shard
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
+from tenantctl.operator.tenant import TenantClients
 from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
 
 if TYPE_CHECKING:
@@ -71,6 +73,7 @@ class OperatorContext:
     _gate: asyncio.Semaphore | None = None
     _locks: dict[Key, asyncio.Lock] = field(default_factory=dict)
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
+    tenant_clients: TenantClients = field(default_factory=TenantClients)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
     metrics: Metrics = field(default_factory=Metrics)
@@ -83,10 +86,12 @@ class OperatorContext:
         return self._api
 
     async def start(self) -> None:
+        cache = WatchCache(sync_timeout=self.settings.retry.timeout) if self.settings.read_from_watches else None
         self._api = KubeClient(
             self.connection,
             field_manager=self.settings.field_manager,
             retry=self.settings.retry,
+            cache=cache,
             observer=self.metrics.request,
         )
         await self._api.__aenter__()
@@ -109,6 +114,7 @@ class OperatorContext:
         return int(self._metrics_server.addresses[0][1])
 
     async def stop(self) -> None:
+        await self.tenant_clients.close()
         if self._metrics_server is not None:
             await self._metrics_server.cleanup()
             self._metrics_server = None
@@ -192,7 +198,10 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     if body is None or body["metadata"].get("deletionTimestamp"):
         return None
     pools = await _pools_of(api, namespace, name, excluding_pool)
-    scope = Scope(api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools)
+    scope = Scope(
+        api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
+        tenant_clients=ctx.tenant_clients,
+    )
     result = await reconcile(scope)
     await _write_status(api, TENANT_CLUSTERS, body, result.status)
     for pool in pools:
@@ -256,17 +265,10 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         await ctx.stop()
 
     @kopf.on.login(registry=registry)
-    def login(**_: Any) -> kopf.ConnectionInfo:
-        c = ctx.connection
-        return kopf.ConnectionInfo(
-            server=c.server,
-            ca_data=c.ca_data,
-            insecure=c.insecure,
-            token=c.token,
-            scheme="Bearer" if c.token else None,
-            certificate_data=c.client_cert_data,
-            private_key_data=c.client_key_data,
-        )
+    async def login(**_: Any) -> kopf.ConnectionInfo:
+        """kopf's watches use the credentials our client would send now; after a 401 kopf asks again."""
+        info = await ctx.connection.login()
+        return kopf.ConnectionInfo(**info, scheme="Bearer" if info["token"] else None)
 
     @kopf.daemon(**clusters, cancellation_timeout=5.0)  # type: ignore[arg-type]
     async def reconciler(stopped: kopf.DaemonStopped, namespace: str, name: str, **_: Any) -> None:
@@ -323,6 +325,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 wanted = {**(current.get("status") or {}), "phase": Phase.DELETING, "teardown": report.as_status()}
                 await _write_status(api, TENANT_CLUSTERS, current, wanted)
 
+        await ctx.tenant_clients.forget(f"{namespace}/{name}")
         async with ctx.lock((namespace, name)):
             scope = TeardownScope(
                 api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress

@@ -70,8 +70,9 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("cert-manager.io", ("issuers", "certificates"), _OWN),
     ("cluster.x-k8s.io", ("clusters", "machinedeployments", "machinehealthchecks"), _OWN),
     ("controlplane.cluster.x-k8s.io", ("kamajicontrolplanes",), _OWN),
-    # Only the trustd port is applied, on an object the provider creates: no create, no delete.
-    ("kamaji.clastix.io", ("tenantcontrolplanes",), ["get", "patch"]),
+    # Only the trustd port is applied, on an object the provider creates: no create, no delete; list and
+    # watch feed the operator's reads from a watch.
+    ("kamaji.clastix.io", ("tenantcontrolplanes",), ["get", "list", "watch", "patch"]),
     ("infrastructure.cluster.x-k8s.io",
      ("proxmoxclusters", "proxmoxmachinetemplates", "kubevirtclusters", "kubevirtmachinetemplates"), _OWN),
     ("bootstrap.cluster.x-k8s.io", ("talosconfigtemplates",), ["get", "list", "watch", "create", "patch"]),

@@ -19,7 +19,7 @@ from tenantctl.operator.kube import APIError, KubeClient
 from tenantctl.operator.observe import Observation, ensure_talos_secrets, observe
 from tenantctl.operator.settings import OperatorSettings
 from tenantctl.operator.talos_api import TalosAPIResult, publish_trustd
-from tenantctl.operator.tenant import BootstrapResult, bootstrap_tenant
+from tenantctl.operator.tenant import BootstrapResult, TenantClients, bootstrap_tenant
 from tenantctl.problems import InvalidInput
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import NodePool, TenantCluster, parse_tenant_documents
@@ -50,6 +50,8 @@ class Scope:
     bootstrap: BootstrapResult | None = None
     credentials: CredentialsCheck | None = None
     talos_api: TalosAPIResult | None = None
+    tenant_clients: TenantClients | None = None
+    """The operator's open tenant clients (None: one client per pass)."""
 
     @property
     def generation(self) -> int | None:
@@ -107,7 +109,9 @@ async def reconcile(scope: Scope) -> PassResult:
     _tell_talos_api(scope)
     observed = scope.observation.observed
     if observed is not None:
-        scope.bootstrap = await bootstrap_tenant(scope.api, scope.cluster, observed, scope.settings)
+        scope.bootstrap = await bootstrap_tenant(
+            scope.api, scope.cluster, observed, scope.settings, scope.tenant_clients
+        )
     return _result(scope)
 
 

@@ -45,11 +45,15 @@ class OperatorSettings:
     """The idle resync: re-read, compare, write nothing when nothing drifted."""
     requeue_delay: float = 15.0
     """How soon a failed or waiting pass is tried again; doubled per further wait, up to the resync."""
+    read_from_watches: bool = True
+    """Answer the passes' management-API reads from watches (`kube_cache`): an idle resync reads nothing."""
     concurrent_passes: int = 32
     """Reconcile passes running at once; the rest wait their turn instead of timing out in the API."""
     poll_interval: float = 2.0
     tenant_probe_timeout: float = 5.0
     """One bounded probe of the tenant apiserver (GET /version)."""
+    tenant_recheck_interval: float = 600.0
+    """How long a verified tenant bootstrap is trusted: idle passes in between only probe the tenant."""
     tenant_unreachable_grace: float = 300.0
     """How long teardown keeps probing a silent tenant before it records the disks as leftovers."""
     volume_release_timeout: float = 600.0

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
-from dataclasses import dataclass
+import hashlib
+import json
+from dataclasses import dataclass, field
 
 import yaml
 
@@ -13,7 +16,7 @@ from tenantctl.operator.settings import OperatorSettings
 from tenantctl.render import Names, render_tenant_bootstrap
 from tenantctl.spec import ObservedState, TenantCluster
 
-__all__ = ["BootstrapResult", "admin_connection", "bootstrap_tenant", "tenant_client"]
+__all__ = ["BootstrapResult", "TenantClients", "admin_connection", "bootstrap_tenant", "tenant_client"]
 
 ADMIN_KUBECONFIG_KEY = "super-admin.svc"
 
@@ -34,6 +37,47 @@ def tenant_client(connection: Connection, settings: OperatorSettings) -> KubeCli
     return KubeClient(connection, field_manager=settings.field_manager, retry=retry)
 
 
+@dataclass
+class TenantClients:
+    """One open client per tenant apiserver, kept across passes, and when its bootstrap was last verified.
+
+    Reusing the client keeps its connections and discovery (no TLS handshake, no discovery reads per
+    pass); the memo lets an idle pass probe the tenant once instead of reading every bootstrap object,
+    as long as what it would apply is unchanged and the last full check is younger than the recheck.
+    """
+
+    _clients: dict[str, tuple[str, KubeClient]] = field(default_factory=dict)
+    _verified: dict[str, tuple[str, float]] = field(default_factory=dict)
+
+    async def client(self, key: str, connection: Connection, settings: OperatorSettings) -> KubeClient:
+        identity = repr(connection.config)
+        held = self._clients.get(key)
+        if held is not None and held[0] == identity:
+            return held[1]
+        if held is not None:
+            await held[1].close()
+        client = await tenant_client(connection, settings).__aenter__()
+        self._clients[key] = (identity, client)
+        return client
+
+    def verified_recently(self, key: str, digest: str, recheck: float) -> bool:
+        seen = self._verified.get(key)
+        return seen is not None and seen[0] == digest and asyncio.get_running_loop().time() - seen[1] < recheck
+
+    def verified(self, key: str, digest: str) -> None:
+        self._verified[key] = (digest, asyncio.get_running_loop().time())
+
+    async def forget(self, key: str) -> None:
+        self._verified.pop(key, None)
+        held = self._clients.pop(key, None)
+        if held is not None:
+            await held[1].close()
+
+    async def close(self) -> None:
+        for key in list(self._clients):
+            await self.forget(key)
+
+
 @dataclass(frozen=True)
 class BootstrapResult:
     done: bool
@@ -42,25 +86,53 @@ class BootstrapResult:
 
 
 async def bootstrap_tenant(
-    api: KubeClient, cluster: TenantCluster, observed: ObservedState, settings: OperatorSettings
+    api: KubeClient,
+    cluster: TenantCluster,
+    observed: ObservedState,
+    settings: OperatorSettings,
+    clients: TenantClients | None = None,
 ) -> BootstrapResult:
-    """Apply the bootstrap-token Secret and the Talos node RBAC inside the tenant, comparing first."""
+    """Apply the bootstrap-token Secret and the Talos node RBAC inside the tenant, comparing first.
+
+    With `clients` (the operator's), the tenant's client is kept open across passes and an unchanged
+    bootstrap verified less than `tenant_recheck_interval` ago costs one probe.
+    """
     connection = await admin_connection(api, cluster)
     if connection is None:
         return BootstrapResult(False, f"no admin kubeconfig Secret {Names(cluster).admin_kubeconfig} yet")
-    applied: list[str] = []
-    async with tenant_client(connection, settings) as tenant:
-        try:
-            await tenant.probe(settings.tenant_probe_timeout)
-            for obj in render_tenant_bootstrap(cluster, observed):
-                res = await tenant.require(obj["apiVersion"], obj["kind"])
-                meta = obj["metadata"]
-                live = await tenant.get(res, meta["name"], meta.get("namespace"))
-                if live is not None and covers(comparable(live), comparable(obj)):
-                    continue
-                await tenant.apply(res, obj)
-                applied.append(f"{obj['kind']}/{meta['name']}")
-        except APIError as exc:
-            return BootstrapResult(False, f"tenant apiserver {connection.server}: {exc}")
-    return BootstrapResult(True, "bootstrap token and Talos node RBAC applied", tuple(applied))
+    if clients is None:
+        async with tenant_client(connection, settings) as tenant:
+            return await _bootstrap(tenant, connection, cluster, observed, settings, None)
+    key = f"{cluster.metadata.namespace}/{cluster.metadata.name}"
+    tenant = await clients.client(key, connection, settings)
+    return await _bootstrap(tenant, connection, cluster, observed, settings, (clients, key))
 
+
+async def _bootstrap(
+    tenant: KubeClient,
+    connection: Connection,
+    cluster: TenantCluster,
+    observed: ObservedState,
+    settings: OperatorSettings,
+    memo: tuple[TenantClients, str] | None,
+) -> BootstrapResult:
+    objects = render_tenant_bootstrap(cluster, observed)
+    digest = hashlib.sha256(json.dumps([connection.server, objects], sort_keys=True).encode()).hexdigest()
+    applied: list[str] = []
+    try:
+        await tenant.probe(settings.tenant_probe_timeout)
+        if memo is not None and memo[0].verified_recently(memo[1], digest, settings.tenant_recheck_interval):
+            return BootstrapResult(True, "bootstrap token and Talos node RBAC applied")
+        for obj in objects:
+            res = await tenant.require(obj["apiVersion"], obj["kind"])
+            meta = obj["metadata"]
+            live = await tenant.get(res, meta["name"], meta.get("namespace"))
+            if live is not None and covers(comparable(live), comparable(obj)):
+                continue
+            await tenant.apply(res, obj)
+            applied.append(f"{obj['kind']}/{meta['name']}")
+    except APIError as exc:
+        return BootstrapResult(False, f"tenant apiserver {connection.server}: {exc}")
+    if memo is not None:
+        memo[0].verified(memo[1], digest)
+    return BootstrapResult(True, "bootstrap token and Talos node RBAC applied", tuple(applied))

@@ -1,0 +1,163 @@
+"""Reads fed by watches: one LIST then a WATCH per resource, cluster-wide, shared by every pass.
+
+An idle resync of a converged tenant then costs no request at all on the management API: its gets
+and lists are answered from memory, and writes stay 0 because compare-before-write compares against
+these copies. A resource is cached the first time a pass reads it. Our own writes are stored as the
+server answered them (newer resourceVersions only), so a pass never reads older than it wrote. A
+resource the operator may not list or watch cluster-wide (RBAC) is read directly, as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tenantctl.operator.kube import KubeClient, Resource
+
+__all__ = ["WatchCache"]
+
+Obj = dict[str, Any]
+_log = logging.getLogger(__name__)
+# Answers that say "this resource cannot be listed/watched by us": read it directly instead.
+_UNCACHEABLE = frozenset({401, 403, 404, 405})
+
+
+def _newer_or_same(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> bool:
+    """resourceVersions are opaque, but etcd's are integers: never let an older copy replace a newer one."""
+    if old is None:
+        return True
+    a, b = new.get("metadata", {}).get("resourceVersion"), old.get("metadata", {}).get("resourceVersion")
+    try:
+        return int(a) >= int(b)
+    except (TypeError, ValueError):
+        return True
+
+
+def _labels_match(obj: Mapping[str, Any], labels: Mapping[str, str] | None) -> bool:
+    have = obj.get("metadata", {}).get("labels") or {}
+    return all(have.get(k) == v for k, v in (labels or {}).items())
+
+
+@dataclass
+class _Store:
+    """The objects of one resource by namespace, then name (None for cluster-scoped ones)."""
+
+    res: Resource
+    objects: dict[str | None, dict[str, Obj]] = field(default_factory=dict)
+    synced: asyncio.Event = field(default_factory=asyncio.Event)
+    usable: bool = True
+    task: asyncio.Task[None] | None = None
+
+    def put(self, obj: Obj) -> None:
+        meta = obj.get("metadata") or {}
+        ns = meta.get("namespace") if self.res.namespaced else None
+        bucket = self.objects.setdefault(ns, {})
+        if _newer_or_same(obj, bucket.get(meta.get("name", ""))):
+            bucket[meta["name"]] = obj
+
+    def drop(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        ns = meta.get("namespace") if self.res.namespaced else None
+        bucket = self.objects.get(ns, {})
+        current = bucket.get(meta.get("name", ""))
+        if current is not None and _newer_or_same(obj, current):
+            del bucket[meta["name"]]
+
+    def replace(self, items: list[Obj]) -> None:
+        self.objects = {}
+        for item in items:
+            self.put(item)
+
+
+@dataclass
+class WatchCache:
+    """Watch-fed copies of the resources a client reads; start none until first asked."""
+
+    sync_timeout: float = 30.0
+    retry_delay: float = 1.0
+    _stores: dict[tuple[str, str], _Store] = field(default_factory=dict)
+
+    async def _store(self, api: KubeClient, res: Resource) -> _Store | None:
+        key = (res.api_version, res.plural)
+        store = self._stores.get(key)
+        if store is None:
+            store = self._stores[key] = _Store(res)
+            store.task = asyncio.create_task(self._follow(api, store), name=f"watch {res.api_version}/{res.plural}")
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.sync_timeout):
+                await store.synced.wait()
+        return store if store.usable and store.synced.is_set() else None
+
+    async def get(self, api: KubeClient, res: Resource, name: str, namespace: str | None) -> tuple[bool, Obj | None]:
+        """(True, copy or None) when the cache answers; (False, None) when the caller must ask the server."""
+        store = await self._store(api, res)
+        if store is None:
+            return False, None
+        found = store.objects.get(namespace if res.namespaced else None, {}).get(name)
+        return True, copy.deepcopy(found) if found is not None else None
+
+    async def list(
+        self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None
+    ) -> list[Obj] | None:
+        store = await self._store(api, res)
+        if store is None:
+            return None
+        buckets = [store.objects.get(namespace, {})] if res.namespaced and namespace is not None else list(
+            store.objects.values()
+        )
+        return [copy.deepcopy(o) for bucket in buckets for o in bucket.values() if _labels_match(o, labels)]
+
+    def holds(self, api_version: str, plural: str, namespace: str | None, name: str) -> Obj | None:
+        """The copy held now, without waiting or asking (what a test waits on after changing the server)."""
+        store = self._stores.get((api_version, plural))
+        return None if store is None else store.objects.get(namespace, {}).get(name)
+
+    def wrote(self, res: Resource, obj: Obj) -> None:
+        """What the server answered to our write: newer than any copy we hold, visible to the next read."""
+        store = self._stores.get((res.api_version, res.plural))
+        if store is not None and store.synced.is_set() and obj.get("metadata", {}).get("name"):
+            store.put(copy.deepcopy(obj))
+
+    async def close(self) -> None:
+        tasks = [s.task for s in self._stores.values() if s.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._stores.clear()
+
+    async def _follow(self, api: KubeClient, store: _Store) -> None:
+        """List, then watch from the list's version; relist when the version is gone or the stream fails."""
+        from tenantctl.operator.kube import APIError
+
+        while True:
+            try:
+                items, version = await api.list_versioned(store.res)
+                store.replace(items)
+                store.synced.set()
+                while True:
+                    async for event in api.watch(store.res, version):
+                        obj = event.get("object") or {}
+                        if event.get("type") == "BOOKMARK":
+                            version = obj.get("metadata", {}).get("resourceVersion") or version
+                            continue
+                        obj.setdefault("apiVersion", store.res.api_version)
+                        obj.setdefault("kind", store.res.kind)
+                        if event.get("type") == "DELETED":
+                            store.drop(obj)
+                        else:
+                            store.put(obj)
+                        version = obj.get("metadata", {}).get("resourceVersion") or version
+            except APIError as exc:
+                if exc.status in _UNCACHEABLE:  # e.g. RBAC grants list but not watch: never poll lists
+                    _log.info("reading %s directly: %s", store.res.plural, exc)
+                    store.usable = False
+                    store.synced.set()
+                    return
+                _log.debug("watch of %s restarts: %s", store.res.plural, exc)
+            await asyncio.sleep(self.retry_delay)
