@@ -32,7 +32,7 @@ from tenantctl.spec.patterns import (
     TALOS_VERSION,
     full_match,
 )
-from tenantctl.spec.quantity import QuantityError, parse_quantity
+from tenantctl.spec.quantity import QuantityError, parse_quantity, positive_quantity
 from tenantctl.spec.storage import check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
@@ -458,15 +458,9 @@ def _check_resources(at: str, pool: NodePool, problems: Problems) -> None:
     for field, raw in (("cpu", pool.spec.resources.cpu), ("memory", pool.spec.resources.memory)):
         if raw is None:
             continue
-        try:
-            parsed = parse_quantity(raw)
-        except QuantityError as exc:
-            problems.error(f"{at}.spec.resources.{field}", str(exc))
-            continue
+        parsed = positive_quantity(f"{at}.spec.resources.{field}", raw, problems)
         limit, shown = _RESOURCE_LIMITS[field]
-        if parsed <= 0:
-            problems.error(f"{at}.spec.resources.{field}", f"{raw!r} must be positive")
-        elif parsed > limit:
+        if parsed is not None and parsed > limit:
             problems.error(f"{at}.spec.resources.{field}", f"{raw!r} is more than a VM can be given ({shown})")
 
 

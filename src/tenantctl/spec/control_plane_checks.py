@@ -8,7 +8,7 @@ from decimal import Decimal
 from tenantctl.problems import Problems
 from tenantctl.spec.apiserver_flags import FLAG_NAME, OWNED_APISERVER_FLAGS
 from tenantctl.spec.control_plane import ComponentResourcesSpec, ResourceAmountsSpec
-from tenantctl.spec.quantity import QuantityError, parse_quantity
+from tenantctl.spec.quantity import positive_quantity
 from tenantctl.spec.resource_presets import PRESETS, preset_grammar
 from tenantctl.spec.tenant import ControlPlaneSpec
 
@@ -81,15 +81,9 @@ def _amounts(path: str, amounts: ResourceAmountsSpec | None, problems: Problems)
         raw = _raw(amounts, resource)
         if raw is None:
             continue
-        try:
-            value = parse_quantity(raw)
-        except QuantityError as exc:
-            problems.error(f"{path}.{resource}", str(exc))
-            continue
-        if value <= 0:
-            problems.error(f"{path}.{resource}", f"{raw!r} must be positive")
-            continue
-        parsed[resource] = value
+        value = positive_quantity(f"{path}.{resource}", raw, problems)
+        if value is not None:
+            parsed[resource] = value
     return parsed
 
 

@@ -6,7 +6,9 @@ import math
 import re
 from decimal import Decimal
 
-__all__ = ["QUANTITY", "QuantityError", "parse_quantity"]
+from tenantctl.problems import Problems
+
+__all__ = ["QUANTITY", "QuantityError", "parse_quantity", "positive_quantity"]
 
 _SUFFIXES: dict[str, Decimal] = {
     "": Decimal(1),
@@ -59,3 +61,16 @@ def parse_quantity(value: object) -> Decimal:
             raise QuantityError(f"{value!r}: an exponent beyond ±{_MAX_EXPONENT} is no resource quantity")
         return base.scaleb(int(exponent))
     return base * _SUFFIXES[suffix or ""]
+
+
+def positive_quantity(path: str, raw: object, problems: Problems) -> Decimal | None:
+    """The quantity at `path` if it parses and is positive; otherwise the refusal is recorded and None returned."""
+    try:
+        value = parse_quantity(raw)
+    except QuantityError as exc:
+        problems.error(path, str(exc))
+        return None
+    if value <= 0:
+        problems.error(path, f"{raw!r} must be positive")
+        return None
+    return value
