@@ -75,7 +75,7 @@ CASES: dict[str, tuple[dict[str, Any], str, str]] = {
         "--etcd-servers is set by Kamaji, from the DataStore",
     ),
     "a flag Kamaji derives from the TenantControlPlane": (
-        {"apiServer": {"extraArgs": {"tls-cert-file": "/tmp/x.crt"}}},
+        {"apiServer": {"extraArgs": {"tls-cert-file": "/var/lib/x.crt"}}},
         f"{AT}.apiServer.extraArgs.tls-cert-file",
         "--tls-cert-file is set by Kamaji, from the TenantControlPlane",
     ),
