@@ -28,6 +28,7 @@ __all__ = [
     "management_domain_from_resolv_conf",
     "observe",
     "service_address",
+    "talos_secrets_from",
 ]
 
 _TOKEN_ALPHABET = string.ascii_lowercase + string.digits
@@ -100,7 +101,11 @@ async def ensure_talos_secrets(api: KubeClient, cluster: TenantCluster, recorder
                 raise
         else:
             recorder.info(str(Reason.APPLIED), f"generated Talos secrets {names.talos_secrets}")
-    values = decode_secret(current)
+    return talos_secrets_from(decode_secret(current))
+
+
+def talos_secrets_from(values: Mapping[str, str]) -> TalosSecrets:
+    """The Talos secrets held in the Secret's decoded values; a missing key reads as empty."""
     return TalosSecrets(**{field: values.get(key, "") for key, field in _SECRET_KEYS.items()})
 
 

@@ -13,13 +13,19 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from tenantctl.operator.apply import _REPLACE_ON_IMMUTABLE, comparable, covers, kind_key
+from tenantctl.operator.apply import REPLACE_ON_IMMUTABLE, comparable, covers, kind_key
 from tenantctl.operator.kube import KubeClient, Resource
-from tenantctl.operator.observe import _SECRET_KEYS, Observation, decode_secret, generate_talos_secrets, observe
+from tenantctl.operator.observe import (
+    Observation,
+    decode_secret,
+    generate_talos_secrets,
+    observe,
+    talos_secrets_from,
+)
 from tenantctl.operator.settings import OperatorSettings
 from tenantctl.render import Names, cluster_labels, render_cluster
 from tenantctl.render.meta import POOL_LABEL
-from tenantctl.spec import NodePool, TalosSecrets, TenantCluster
+from tenantctl.spec import NodePool, TenantCluster
 
 __all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster"]
 
@@ -106,7 +112,7 @@ async def observe_read_only(
     names = Names(cluster)
     secret = await api.get(await api.require("v1", "Secret"), names.talos_secrets, names.namespace)
     values = decode_secret(secret) if secret is not None else generate_talos_secrets()
-    talos = TalosSecrets(**{name: values.get(key, "") for key, name in _SECRET_KEYS.items()})
+    talos = talos_secrets_from(values)
     domain = management_domain or await applied_management_domain(api, cluster) or DEFAULT_MANAGEMENT_DOMAIN
     return await observe(api, cluster, talos, domain)
 
@@ -220,7 +226,7 @@ async def plan_cluster(
             plan.changes.append(Change(Action.NOOP, kind, obj_name))
         else:
             diff = changed_fields(kind, current, obj)
-            if kind in _REPLACE_ON_IMMUTABLE:
+            if kind in REPLACE_ON_IMMUTABLE:
                 note = "immutable: deleted and created again"
                 plan.changes.append(Change(Action.REPLACE, kind, obj_name, diff, note))
             else:
