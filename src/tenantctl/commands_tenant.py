@@ -50,7 +50,7 @@ def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tupl
     return tenant, observations
 
 
-def _platform(platform: Path | None) -> tuple[ChartSourcesSpec | None, ImagesSpec | None]:
+def platform_settings(platform: Path | None) -> tuple[ChartSourcesSpec | None, ImagesSpec | None]:
     """The Platform passes every check `providers render` makes (bundles, lock, contracts), so no
     command accepts a platform another refuses; its chart sources and images matter here."""
     if platform is None:
@@ -79,7 +79,7 @@ def render(
     from tenantctl.render import render_tenant, render_tenant_bootstrap
 
     tenant, observations = _load(filename, observed)
-    charts, images = _platform(platform)
+    charts, images = platform_settings(platform)
     if in_tenant:
         if not observations:
             raise InvalidInput([Problem("--in-tenant", "needs --observed: the bootstrap token is a runtime input")])
@@ -116,7 +116,7 @@ def validate(
     from tenantctl.validate import SchemaCatalog, schema_coverage, validate_objects
 
     tenant, observations = _load(filename, observed)
-    charts, images = _platform(platform)
+    charts, images = platform_settings(platform)
     objects = render_tenant(tenant, observations, charts, images)
     catalog = SchemaCatalog.from_dirs(crds) if crds else None
     problems = validate_objects(objects, catalog)
@@ -153,7 +153,7 @@ def audit(
 
     tenant, observations = _load(filename, observed)
     values = credential_values([d for path in credentials or [] for d in load_file(path)])
-    findings = audit_tenant(tenant, observations, _platform(platform)[0], values)
+    findings = audit_tenant(tenant, observations, platform_settings(platform)[0], values)
     print_problems(findings)
     errors = [f for f in findings if f.severity is Severity.ERROR]
     if errors:
@@ -175,7 +175,7 @@ def images(
     from tenantctl.render.image_settings import ImagesSpec
 
     tenant, _ = _load(filename, None)
-    _, settings = _platform(platform)
+    _, settings = platform_settings(platform)
     pulled = tenant_images(tenant, settings or ImagesSpec())
     if output is ListFormat.json:
         typer.echo(json.dumps([{"image": p.image, "source": p.source} for p in pulled], indent=2))

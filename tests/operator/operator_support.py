@@ -227,3 +227,21 @@ def condition(obj: Mapping[str, Any] | None, kind: str) -> Mapping[str, Any]:
         if cond.get("type") == kind:
             return cond  # type: ignore[no-any-return]
     return {}
+
+
+@contextlib.asynccontextmanager
+async def silent_server() -> AsyncIterator[str]:
+    """A TCP endpoint that accepts connections and never answers: a tenant apiserver that hangs."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        for writer in held:
+            writer.close()
+        server.close()

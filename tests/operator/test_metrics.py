@@ -19,9 +19,9 @@ from operator_support import (
     running_operator,
     seed_control_plane,
     seed_documents,
+    silent_server,
 )
 from prometheus_client.parser import text_string_to_metric_families
-from test_teardown import silent_server
 
 from tenant_support import load_example
 from tenantctl.operator.events import object_logger

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,6 +15,7 @@ from operator_support import (
     running_operator,
     seed_control_plane,
     seed_documents,
+    silent_server,
 )
 
 from tenant_support import load_example
@@ -85,24 +83,6 @@ async def delete_cluster(mgmt: KubeEmulator, key: tuple[str, str]) -> None:
 
 def ready(mgmt: KubeEmulator, key: tuple[str, str]) -> bool:
     return condition(mgmt.get(TC, *key), "Ready").get("status") == "True"
-
-
-@contextlib.asynccontextmanager
-async def silent_server() -> AsyncIterator[str]:
-    """A TCP endpoint that accepts connections and never answers: a tenant apiserver that hangs."""
-    held: list[asyncio.StreamWriter] = []
-
-    async def hold(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        held.append(writer)
-
-    server = await asyncio.start_server(hold, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        for writer in held:
-            writer.close()
-        server.close()
 
 
 def test_claims_of_a_pod_mounting_two_claims_are_both_found() -> None:

@@ -17,6 +17,7 @@ from tenantctl.operator.kube import APIError, ImmutableFieldError, KubeClient, R
 from tenantctl.render import cluster_labels
 
 __all__ = [
+    "REPLACE_ON_IMMUTABLE",
     "ApplyResult",
     "MissingAPIError",
     "apply_inventory",
@@ -27,7 +28,7 @@ __all__ = [
 
 Obj = dict[str, Any]
 # Kinds whose spec an admission webhook freezes: a changed render means delete and create again.
-_REPLACE_ON_IMMUTABLE = frozenset({"TalosConfigTemplate"})
+REPLACE_ON_IMMUTABLE = frozenset({"TalosConfigTemplate"})
 
 
 class MissingAPIError(Exception):
@@ -138,7 +139,7 @@ async def apply_inventory(
             await api.apply(resources[key], obj)
             result.applied.append(_ref(obj))
         except ImmutableFieldError as exc:
-            if obj["kind"] not in _REPLACE_ON_IMMUTABLE:
+            if obj["kind"] not in REPLACE_ON_IMMUTABLE:
                 raise
             await _replace(api, resources[key], obj, str(exc), recorder)
             result.replaced.append(_ref(obj))

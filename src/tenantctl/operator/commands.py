@@ -11,10 +11,10 @@ import typer
 from tenantctl.cli_support import refusals_exit_2
 from tenantctl.operator.logs import LogFormat
 
-__all__ = ["register"]
+__all__ = ["management_connection", "register"]
 
 
-def _connection(kubeconfig: Path | None, context: str | None) -> Any:
+def management_connection(kubeconfig: Path | None, context: str | None) -> Any:
     """A kubeconfig when one is named (flag or $KUBECONFIG), else the pod's service account."""
     import yaml
 
@@ -144,7 +144,7 @@ def operator(
             "--management-cluster-domain: using %s",
             settings.management_cluster_domain,
         )
-    ctx = OperatorContext(_connection(kubeconfig, context), settings)
+    ctx = OperatorContext(management_connection(kubeconfig, context), settings)
 
     async def run() -> None:
         stop = asyncio.Event()
@@ -232,7 +232,7 @@ def kubeconfig(
     from tenantctl.operator.kubeconfig import user_kubeconfig
 
     async def fetch() -> dict[str, Any]:
-        async with KubeClient(_connection(management, context)) as api:
+        async with KubeClient(management_connection(management, context)) as api:
             return await user_kubeconfig(api, namespace, name, external=external)
 
     try:

@@ -73,7 +73,7 @@ def get(
     import asyncio
     import datetime
 
-    from tenantctl.operator.commands import _connection
+    from tenantctl.operator.commands import management_connection
     from tenantctl.operator.kube import APIError, KubeClient
     from tenantctl.operator.overview import PoolRow, TenantRow, list_pools, list_tenants, table
     from tenantctl.problems import InvalidInput, Problem
@@ -84,7 +84,7 @@ def get(
     now = datetime.datetime.now(tz=datetime.UTC)
 
     async def fetch() -> list[TenantRow] | list[PoolRow]:
-        async with KubeClient(_connection(kubeconfig, context)) as api:
+        async with KubeClient(management_connection(kubeconfig, context)) as api:
             if what is Listed.pools:
                 return await list_pools(api, scope, now)
             return await list_tenants(api, scope, now)
@@ -124,9 +124,9 @@ def plan(
     """
     import asyncio
 
-    from tenantctl.commands_tenant import _platform
+    from tenantctl.commands_tenant import platform_settings
     from tenantctl.documents import load_file
-    from tenantctl.operator.commands import _connection
+    from tenantctl.operator.commands import management_connection
     from tenantctl.operator.kube import APIError, KubeClient
     from tenantctl.operator.plan import TenantPlan, plan_cluster, render_text
     from tenantctl.problems import InvalidInput, Problem
@@ -139,11 +139,11 @@ def plan(
         )
     docs = load_file(filename)
     tenant = parse_tenant_documents(docs)
-    charts, images = _platform(platform)
+    charts, images = platform_settings(platform)
 
     async def compute() -> list[TenantPlan]:
         out: list[TenantPlan] = []
-        async with KubeClient(_connection(kubeconfig, context)) as api:
+        async with KubeClient(management_connection(kubeconfig, context)) as api:
             for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
                 ns, name = cluster.metadata.namespace, cluster.metadata.name
                 own = [d for d in docs if _belongs(d, ns, name)]
@@ -192,14 +192,14 @@ def describe(
     import asyncio
     import datetime
 
-    from tenantctl.operator.commands import _connection
+    from tenantctl.operator.commands import management_connection
     from tenantctl.operator.describe import TreeNode, describe_tenant, render_tree
     from tenantctl.operator.kube import APIError, KubeClient
 
     now = datetime.datetime.now(tz=datetime.UTC)
 
     async def fetch() -> TreeNode:
-        async with KubeClient(_connection(kubeconfig, context)) as api:
+        async with KubeClient(management_connection(kubeconfig, context)) as api:
             return await describe_tenant(api, namespace, name, now, tenant_timeout)
 
     try:
