@@ -2,8 +2,9 @@
 
 Added to the stock emulator: bearer-token authentication (optional), server-side apply (create or
 replace the applied fields; a no-op apply changes nothing; on objects another controller owns, only
-the applied leaves), label-selector lists, generation/resourceVersion bookkeeping, CABPT's
-`TalosConfigTemplate.Spec is immutable` webhook,
+the applied leaves), label-selector lists, generation/resourceVersion bookkeeping, JSON-patch `test`
+operations (422 when one fails), no new finalizer on an object being deleted (422, as the API
+server's metadata validation answers), CABPT's `TalosConfigTemplate.Spec is immutable` webhook,
 the PVC-protection / PV-release controllers a teardown waits on, and injected faults (an HTTP
 status or silence) for chosen requests.
 """
@@ -23,9 +24,11 @@ from typing import Any
 
 import aiohttp.web
 import attrs
+import jsonpatch
 import kmock
 from kmock import KubernetesObjectNotFoundError
 from kmock._internal import rendering  # the request type kmock hands to `_handle`
+from kmock._internal.dicts import patch_dict  # the patch semantics kmock stores objects with
 
 __all__ = ["CORE", "Fault", "JournalEntry", "KubeEmulator", "declare"]
 
@@ -113,6 +116,18 @@ def _deep_merged(current: Mapping[str, Any], applied: Mapping[str, Any]) -> dict
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def _refuse_new_finalizers(current: Mapping[str, Any], body: Mapping[str, Any]) -> None:
+    """The API server's metadata validation: once an object is being deleted, finalizers only go."""
+    meta = current.get("metadata") or {}
+    added = set((body.get("metadata") or {}).get("finalizers") or []) - set(meta.get("finalizers") or [])
+    if meta.get("deletionTimestamp") and added:
+        raise kmock.KubernetesError(
+            status=422, reason="Invalid",
+            message=f"metadata.finalizers: Forbidden: no new finalizers can be added if the object is being "
+                    f"deleted, found new finalizers {sorted(added)}",
+        )
 
 
 def _matches_selector(labels: Mapping[str, str], expr: str) -> bool:
@@ -324,9 +339,13 @@ class KubeEmulator(kmock.KubernetesEmulator):
                     raise kmock.KubernetesError(
                         status=422, reason="Invalid", message=f"resourceVersion is {version}, tested {op['value']}"
                     )
-            patch = [op for op in patch if op.get("op") != "test"]
+            patch = [op for op in patch if op.get("op") != "test" or op.get("path") != "/metadata/resourceVersion"]
         elif request.subresource == "status":
             patch = {"status": (patch or {}).get("status")}
+        try:
+            _refuse_new_finalizers(current, patch_dict(current, patch))
+        except jsonpatch.JsonPatchException as exc:  # a `test` that failed, or a path that is not there
+            raise kmock.KubernetesError(status=422, reason="Invalid", message=f"JSON patch refused: {exc}") from exc
         obj = self.objects[plural, request.namespace, request.name or ""]
         obj.patch(patch)
         body = copy.deepcopy(obj.raw)
