@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import base64
 import contextlib
@@ -200,6 +201,23 @@ async def running_operator(
         await asyncio.wait_for(task, 15)
 
 
+_PARSING = threading.RLock()
+_parse = ast.parse
+
+
+def _one_parse_at_a_time(*args: Any, **kwargs: Any) -> Any:
+    with _PARSING:
+        return _parse(*args, **kwargs)
+
+
+def _serialise_ast_parsing() -> None:
+    """CPython 3.11 keeps the AST converter's recursion depth in state all threads share (gh-106905): an
+    operator thread formatting a traceback (3.11's error carets call `ast.parse`) while another thread
+    parses leaves it inconsistent, and a later parse, pytest's own included, fails with `SystemError: AST
+    constructor recursion depth mismatch`. Parsing one at a time keeps it consistent."""
+    ast.parse = _one_parse_at_a_time
+
+
 @contextlib.asynccontextmanager
 async def operator_thread(
     mgmt: KubeEmulator, settings: OperatorSettings = FAST, *, peering: str | None = None, identity: str | None = None,
@@ -211,6 +229,7 @@ async def operator_thread(
     exits, so engines sharing the test's loop cannot stop independently (an old shard layout going
     while the new one runs, a peer leaving). Without `peering` it runs standalone.
     """
+    _serialise_ast_parsing()
     ctx = OperatorContext(Connection.from_server(str(mgmt.url).rstrip("/")), settings)
     stop, ready = threading.Event(), threading.Event()
     failed: list[BaseException] = []

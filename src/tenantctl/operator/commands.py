@@ -60,6 +60,7 @@ def _observed_management_domain(resolv_conf: Path = Path("/etc/resolv.conf")) ->
 
 
 _DURATION = "Go-style duration, e.g. 90s, 5m, 1h30m."
+EXIT_API = 1
 _Text = str | None
 
 
@@ -233,26 +234,56 @@ def install(
     service_monitor: Annotated[
         bool, typer.Option("--service-monitor", help="Also print a Prometheus Operator ServiceMonitor for /metrics.")
     ] = False,
+    apply: Annotated[
+        bool,
+        typer.Option(
+            "--apply",
+            help="Server-side apply it to the management cluster instead of printing it. Refuses while an operator "
+            "workload of another layout (an earlier Deployment, surplus shards) runs, unless --prune.",
+        ),
+    ] = False,
+    prune: Annotated[
+        bool,
+        typer.Option("--prune", help="With --apply: then delete the operator workloads and peerings of other layouts."),
+    ] = False,
+    kubeconfig: Annotated[
+        Path | None, typer.Option(help="With --apply: kubeconfig of the management cluster.")
+    ] = None,
+    context: Annotated[str | None, typer.Option(help="With --apply: kubeconfig context (default: current).")] = None,
 ) -> None:
-    """Print the CRDs, ServiceAccount, least-privilege RBAC, operator StatefulSets, metrics Service and webhook.
+    """Print (or --apply) the CRDs, ServiceAccount, least-privilege RBAC, operator StatefulSets, metrics Service
+    and webhook.
 
     The webhook's serving certificate is issued by cert-manager, which must run in the cluster.
     """
+    import asyncio
+
     import yaml
 
     from tenantctl.documents import load_file
     from tenantctl.operator.flags import install_plan
     from tenantctl.operator.install import DEFAULT_IMAGE, Topology, install_objects
+    from tenantctl.operator.install_apply import apply_install, prune_command
+    from tenantctl.operator.kube import APIError
     from tenantctl.problems import InvalidInput, Problems
     from tenantctl.spec import parse_tenant_documents
 
     problems = Problems()
     try:
         plan = install_plan(
-            {"--namespace": namespace, "--image": image, "--replicas": replicas, "--shards": shards}, DEFAULT_IMAGE
+            {"--namespace": namespace, "--image": image, "--replicas": replicas, "--shards": shards,
+             "--apply": "yes" if apply else None, "--prune": "yes" if prune else None,
+             "--kubeconfig": str(kubeconfig) if kubeconfig else None, "--context": context},
+            DEFAULT_IMAGE,
         )
     except InvalidInput as exc:
         problems.extend(exc.problems)
+    connection = None
+    if apply:
+        try:
+            connection = management_connection(kubeconfig, context)
+        except InvalidInput as exc:
+            problems.extend(exc.problems)
     tenants: list[Any] = []
     try:
         if file:
@@ -263,10 +294,21 @@ def install(
     problems.raise_if_errors()
     topology = Topology(shards=plan.shards, replicas=plan.replicas)
     objects = install_objects(plan.namespace, plan.image, tenants, topology, service_monitor)
-    typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
+    if connection is None:
+        typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
+        typer.echo(
+            "After applying, delete the operator workloads of any other layout (an earlier Deployment, surplus "
+            "shards), or two operators reconcile the same tenants (or use --apply --prune):\n"
+            + prune_command(plan.shards),
+            err=True,
+        )
+        return
+    try:
+        asyncio.run(apply_install(connection, objects, prune, typer.echo))
+    except APIError as exc:
+        typer.echo(f"management cluster: {exc}", err=True)
+        raise typer.Exit(EXIT_API) from None
 
-
-EXIT_API = 1
 
 
 @refusals_exit_2

@@ -214,5 +214,8 @@ def install_plan(values: Mapping[str, str | None], default_image: str) -> Instal
         read.refuse("--image", f"{image!r} is not registry/path[:tag][@digest]: {why}")
     shards = read.whole("--shards", 1, 999, "a number of shards, 1-999")
     replicas = read.whole("--replicas", 1, 999, "a number of pods per shard, 1-999")
+    for flag in ("--prune", "--kubeconfig", "--context"):
+        if values.get(flag) is not None and values.get("--apply") is None:
+            read.refuse(flag, "acts on the management cluster: only with --apply (without it, install prints)")
     read.problems.raise_if_errors()
     return InstallPlan(namespace or "tenantctl-system", image or default_image, shards or 1, replicas or 1)

@@ -32,6 +32,10 @@ __all__ = [
     "DEFAULT_IMAGE",
     "IMAGE_REPOSITORY",
     "METRICS_PORT",
+    "NAME",
+    "PEERING_GROUP",
+    "PEERING_VERSION",
+    "SHARDS_LABEL",
     "Topology",
     "install_objects",
     "operator_rules",
@@ -44,6 +48,8 @@ DEFAULT_IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
 NAME = "tenantctl-operator"
 METRICS_PORT = 9090
 SHARD_LABEL = "tenantctl.io/shard"
+SHARDS_LABEL = "tenantctl.io/shards"
+"""On the operator's workloads and peerings: the layout they belong to, so another layout's can be selected."""
 PEERING_GROUP, PEERING_VERSION = "kopf.dev", "v1"
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tenantctl"}
 _READ = ["get", "list", "watch"]
@@ -209,7 +215,7 @@ def _statefulset(namespace: str, image: str, topology: Topology, index: int) -> 
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": namespace, "labels": {**labels, SHARDS_LABEL: str(topology.shards)}},
         "spec": {
             "replicas": topology.replicas,
             "serviceName": f"{NAME}-metrics",
@@ -297,7 +303,8 @@ def _peering_objects(topology: Topology, meta: Mapping[str, Any]) -> list[dict[s
         {
             "apiVersion": f"{PEERING_GROUP}/{PEERING_VERSION}",
             "kind": "ClusterKopfPeering",
-            "metadata": {"name": peering_name(Shard(i, topology.shards)), **meta},
+            "metadata": {"name": peering_name(Shard(i, topology.shards)),
+                         "labels": {**meta["labels"], SHARDS_LABEL: str(topology.shards)}},
         }
         for i in range(topology.shards)
     ]
