@@ -17,6 +17,7 @@ import datetime
 import itertools
 import time
 import uuid
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -151,6 +152,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     received: int = attrs.field(default=0, init=False)
     reads: int = attrs.field(default=0, init=False)
     """GET requests other than watch streams (discovery included)."""
+    tally: Counter[tuple[str, str]] = attrs.field(factory=Counter, init=False)
+    """Requests by (verb, resource plural or path): where a benchmark's requests come from."""
     busy: float = attrs.field(default=0.0, init=False)
     """Seconds spent answering requests: the emulator's share of a benchmark's time."""
     accepted_tokens: frozenset[str] | None = None
@@ -215,10 +218,25 @@ class KubeEmulator(kmock.KubernetesEmulator):
             if request.action != kmock.action.WATCH:
                 self.busy += time.perf_counter() - started
 
+    @staticmethod
+    def _verb(request: rendering.Request) -> str:
+        if request.method == kmock.method.PATCH:
+            verb = "APPLY" if "apply-patch" in request.headers.get("Content-Type", "") else "PATCH"
+        else:
+            verb = request.action.value if request.action is not None else request.method.value
+        return verb if request.subresource is None else f"{verb} {request.subresource}"
+
+    @staticmethod
+    def _what(request: rendering.Request) -> str:
+        if request.resource is not None and request.resource.plural:
+            return request.resource.plural
+        return request.url.path
+
     async def _answer(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         self.received += 1
         if request.method == kmock.method.GET and request.action != kmock.action.WATCH:
             self.reads += 1
+        self.tally[self._verb(request), self._what(request)] += 1
         header = request.headers.get("Authorization", "")
         bearer = header.removeprefix("Bearer ") if header.startswith("Bearer ") else None
         self.bearers.append(bearer)
