@@ -26,6 +26,7 @@ from tenantctl.operator.metrics import Metrics, Outcome
 from tenantctl.operator.reconcile import PassResult, Scope, reconcile, status_patch
 from tenantctl.operator.settings import OperatorSettings, WebhookSettings
 from tenantctl.operator.sharding import Shard
+from tenantctl.operator.talos_api import KamajiSchema
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
 from tenantctl.operator.tenant import TenantClients
 from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
@@ -74,6 +75,7 @@ class OperatorContext:
     _locks: dict[Key, asyncio.Lock] = field(default_factory=dict)
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     tenant_clients: TenantClients = field(default_factory=TenantClients)
+    kamaji: KamajiSchema = field(default_factory=KamajiSchema)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
     metrics: Metrics = field(default_factory=Metrics)
@@ -96,6 +98,7 @@ class OperatorContext:
         )
         await self._api.__aenter__()
         self._gate = asyncio.Semaphore(self.settings.concurrent_passes)
+        self.kamaji = KamajiSchema(ttl=self.settings.resync_interval)
         if self.settings.metrics is not None:
             self._metrics_server = await self.metrics.serve(self.settings.metrics)
 
@@ -200,7 +203,7 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     pools = await _pools_of(api, namespace, name, excluding_pool)
     scope = Scope(
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
-        tenant_clients=ctx.tenant_clients,
+        tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji,
     )
     result = await reconcile(scope)
     await _write_status(api, TENANT_CLUSTERS, body, result.status)

@@ -260,6 +260,7 @@ class KubeClient:
     _session: aiohttp.ClientSession | None = field(default=None, init=False, repr=False)
     _credentials: Credentials | None = field(default=None, init=False, repr=False)
     _discovery: dict[str, dict[str, Resource] | None] = field(default_factory=dict, init=False, repr=False)
+    _discovering: asyncio.Lock = field(default_factory=asyncio.Lock, init=False, repr=False)
 
     async def __aenter__(self) -> Self:
         self._session = self.connection.session(self.retry.timeout)
@@ -283,19 +284,23 @@ class KubeClient:
     async def resource(self, api_version: str, kind: str) -> Resource | None:
         """The resource serving `kind`, or None when its API group/version or kind is not installed."""
         if api_version not in self._discovery:
-            path = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
-            try:
-                doc = await self._request("GET", path)
-            except NotFoundError:
-                self._discovery[api_version] = None
-            else:
-                self._discovery[api_version] = {
-                    r["kind"]: Resource(api_version, r["kind"], r["name"], bool(r.get("namespaced")))
-                    for r in doc.get("resources", [])
-                    if "/" not in r["name"]
-                }
+            async with self._discovering:  # concurrent first passes share one discovery request
+                if api_version not in self._discovery:
+                    self._discovery[api_version] = await self._discover(api_version)
         served = self._discovery[api_version]
         return None if served is None else served.get(kind)
+
+    async def _discover(self, api_version: str) -> dict[str, Resource] | None:
+        path = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+        try:
+            doc = await self._request("GET", path)
+        except NotFoundError:
+            return None
+        return {
+            r["kind"]: Resource(api_version, r["kind"], r["name"], bool(r.get("namespaced")))
+            for r in doc.get("resources", [])
+            if "/" not in r["name"]
+        }
 
     async def require(self, api_version: str, kind: str) -> Resource:
         found = await self.resource(api_version, kind)
@@ -305,8 +310,10 @@ class KubeClient:
 
     # -- verbs -----------------------------------------------------------------------------------
 
-    async def get(self, res: Resource, name: str, namespace: str | None = None) -> Obj | None:
-        if self.cache is not None:
+    async def get(self, res: Resource, name: str, namespace: str | None = None, *, cached: bool = True) -> Obj | None:
+        """The object, or None; `cached=False` asks the server even when a watch could answer (an object
+        read rarely and too large to hold, with every other of its kind, in the cache)."""
+        if self.cache is not None and cached:
             answered, found = await self.cache.get(self, res, name, namespace)
             if answered:
                 return found

@@ -5,17 +5,21 @@ and lists are answered from memory, and writes stay 0 because compare-before-wri
 these copies. A resource is cached the first time a pass reads it. Our own writes are stored as the
 server answered them (newer resourceVersions only), so a pass never reads older than it wrote. A
 resource the operator may not list or watch cluster-wide (RBAC) is read directly, as before.
+
+Each object is held as compact JSON, without `managedFields`, plus its labels: a few times smaller
+than the parsed object, and decoding it afresh for every read is cheaper than the deep copy a
+shared parsed object would need (a pass may change what it reads).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from tenantctl.operator.kube import KubeClient, Resource
@@ -28,19 +32,37 @@ _log = logging.getLogger(__name__)
 _UNCACHEABLE = frozenset({401, 403, 404, 405})
 
 
-def _newer_or_same(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> bool:
+class _Entry(NamedTuple):
+    """One object as held: its resourceVersion and labels (to match without decoding), and its JSON."""
+
+    version: str | None
+    labels: Mapping[str, str]
+    blob: bytes
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> _Entry:
+        meta = obj.get("metadata") or {}
+        if "managedFields" in meta:
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+        blob = json.dumps(obj, separators=(",", ":")).encode()
+        return cls(meta.get("resourceVersion"), meta.get("labels") or {}, blob)
+
+    def decoded(self) -> Obj:
+        found: Obj = json.loads(self.blob)
+        return found
+
+
+def _newer_or_same(new: str | None, old: _Entry | None) -> bool:
     """resourceVersions are opaque, but etcd's are integers: never let an older copy replace a newer one."""
     if old is None:
         return True
-    a, b = new.get("metadata", {}).get("resourceVersion"), old.get("metadata", {}).get("resourceVersion")
     try:
-        return int(a) >= int(b)
-    except (TypeError, ValueError):
+        return int(new or "") >= int(old.version or "")
+    except ValueError:
         return True
 
 
-def _labels_match(obj: Mapping[str, Any], labels: Mapping[str, str] | None) -> bool:
-    have = obj.get("metadata", {}).get("labels") or {}
+def _labels_match(have: Mapping[str, str], labels: Mapping[str, str] | None) -> bool:
     return all(have.get(k) == v for k, v in (labels or {}).items())
 
 
@@ -49,7 +71,7 @@ class _Store:
     """The objects of one resource by namespace, then name (None for cluster-scoped ones)."""
 
     res: Resource
-    objects: dict[str | None, dict[str, Obj]] = field(default_factory=dict)
+    objects: dict[str | None, dict[str, _Entry]] = field(default_factory=dict)
     synced: asyncio.Event = field(default_factory=asyncio.Event)
     usable: bool = True
     task: asyncio.Task[None] | None = None
@@ -58,21 +80,25 @@ class _Store:
         meta = obj.get("metadata") or {}
         ns = meta.get("namespace") if self.res.namespaced else None
         bucket = self.objects.setdefault(ns, {})
-        if _newer_or_same(obj, bucket.get(meta.get("name", ""))):
-            bucket[meta["name"]] = obj
+        if _newer_or_same(meta.get("resourceVersion"), bucket.get(meta.get("name", ""))):
+            bucket[meta["name"]] = _Entry.of(obj)
 
     def drop(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         ns = meta.get("namespace") if self.res.namespaced else None
         bucket = self.objects.get(ns, {})
         current = bucket.get(meta.get("name", ""))
-        if current is not None and _newer_or_same(obj, current):
+        if current is not None and _newer_or_same(meta.get("resourceVersion"), current):
             del bucket[meta["name"]]
 
     def replace(self, items: list[Obj]) -> None:
         self.objects = {}
         for item in items:
             self.put(item)
+
+    def find(self, namespace: str | None, name: str) -> Obj | None:
+        entry = self.objects.get(namespace if self.res.namespaced else None, {}).get(name)
+        return entry.decoded() if entry is not None else None
 
 
 @dataclass
@@ -99,8 +125,7 @@ class WatchCache:
         store = await self._store(api, res)
         if store is None:
             return False, None
-        found = store.objects.get(namespace if res.namespaced else None, {}).get(name)
-        return True, copy.deepcopy(found) if found is not None else None
+        return True, store.find(namespace, name)
 
     async def list(
         self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None
@@ -111,18 +136,18 @@ class WatchCache:
         buckets = [store.objects.get(namespace, {})] if res.namespaced and namespace is not None else list(
             store.objects.values()
         )
-        return [copy.deepcopy(o) for bucket in buckets for o in bucket.values() if _labels_match(o, labels)]
+        return [e.decoded() for bucket in buckets for e in bucket.values() if _labels_match(e.labels, labels)]
 
     def holds(self, api_version: str, plural: str, namespace: str | None, name: str) -> Obj | None:
         """The copy held now, without waiting or asking (what a test waits on after changing the server)."""
         store = self._stores.get((api_version, plural))
-        return None if store is None else store.objects.get(namespace, {}).get(name)
+        return None if store is None else store.find(namespace, name)
 
     def wrote(self, res: Resource, obj: Obj) -> None:
         """What the server answered to our write: newer than any copy we hold, visible to the next read."""
         store = self._stores.get((res.api_version, res.plural))
         if store is not None and store.synced.is_set() and obj.get("metadata", {}).get("name"):
-            store.put(copy.deepcopy(obj))
+            store.put(obj)
 
     async def close(self) -> None:
         tasks = [s.task for s in self._stores.values() if s.task is not None]
