@@ -18,7 +18,7 @@ import itertools
 import time
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -362,6 +362,20 @@ class KubeEmulator(kmock.KubernetesEmulator):
             obj.history.append(body)
             await self._publish(request, "MODIFIED", body)
         return body
+
+    async def _serve_watch(self, request: rendering.Request) -> AsyncIterator[rendering.Payload]:
+        """kmock's watch, without replaying objects the client's list already held (rv <= the watch's).
+
+        A real server streams only what changed after `resourceVersion`; replaying every object makes
+        each watcher (kopf, the operator's cache) handle every object twice on every (re)start.
+        """
+        since = int(request.params.get("resourceVersion") or 0)
+        async for event in super()._serve_watch(request):
+            if isinstance(event, dict) and event.get("type") == "ADDED" and since:
+                version = (event.get("object") or {}).get("metadata", {}).get("resourceVersion")
+                if str(version).isdigit() and int(version) <= since:
+                    continue
+            yield event
 
     def _plural_key(self, request: rendering.Request) -> str:
         assert request.resource is not None

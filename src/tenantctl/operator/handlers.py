@@ -29,6 +29,7 @@ from tenantctl.operator.sharding import Shard
 from tenantctl.operator.talos_api import KamajiSchema
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
 from tenantctl.operator.tenant import TenantClients
+from tenantctl.operator.triggers import Triggers
 from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
 
 if TYPE_CHECKING:
@@ -78,6 +79,7 @@ class OperatorContext:
     kamaji: KamajiSchema = field(default_factory=KamajiSchema)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
+    triggers: Triggers = field(default_factory=Triggers)
     metrics: Metrics = field(default_factory=Metrics)
     _metrics_server: web.AppRunner | None = None
 
@@ -198,9 +200,12 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     """Read, reconcile, write the status; None when the cluster is gone or going."""
     api = ctx.api
     body = await api.get(TENANT_CLUSTERS, name, namespace)
-    if body is None or body["metadata"].get("deletionTimestamp"):
+    going = body is None or body["metadata"].get("deletionTimestamp")
+    pools = [] if going else await _pools_of(api, namespace, name, excluding_pool)
+    if ctx.triggers.read((namespace, name), [body, *pools] if body is not None else []):
+        ctx.wake((namespace, name))
+    if body is None or going:
         return None
-    pools = await _pools_of(api, namespace, name, excluding_pool)
     scope = Scope(
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
         tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji,
@@ -280,6 +285,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         with ctx.watching((namespace, name)) as wakeup:
             while not stopped:
                 wakeup.clear()
+                ctx.triggers.scheduled((namespace, name))
                 try:
                     requeue = await run_pass(ctx, namespace, name)
                 except APIError as exc:
@@ -296,7 +302,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
 
     @kopf.on.event(**clusters)  # type: ignore[arg-type]
     def cluster_changed(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
-        if _needs_pass(body):
+        if _needs_pass(body) and ctx.triggers.wakes((namespace, name), body):
             ctx.wake((namespace, name))
 
     @kopf.on.event(**pools)  # type: ignore[arg-type]
@@ -305,7 +311,8 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         if not _needs_pass(body) or not cluster or body.get("metadata", {}).get("deletionTimestamp"):
             return
         if (namespace, str(cluster)) in ctx.watched:
-            ctx.wake((namespace, str(cluster)))
+            if ctx.triggers.wakes((namespace, str(cluster)), body):
+                ctx.wake((namespace, str(cluster)))
         elif await ctx.api.get(TENANT_CLUSTERS, str(cluster), namespace) is None:
             await _write_status(ctx.api, NODE_POOLS, body, _orphan_status(body, namespace, str(cluster)))
 
@@ -313,6 +320,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     async def pool_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
         """Prune the pool's objects through a pass of its cluster that no longer sees the pool."""
         cluster = (body.get("spec") or {}).get("cluster")
+        ctx.triggers.forget("NodePool", namespace, name)
         if cluster:
             await run_pass(ctx, namespace, str(cluster), excluding_pool=name)
 
@@ -329,6 +337,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 await _write_status(api, TENANT_CLUSTERS, current, wanted)
 
         await ctx.tenant_clients.forget(f"{namespace}/{name}")
+        ctx.triggers.forget("TenantCluster", namespace, name)
         async with ctx.lock((namespace, name)):
             scope = TeardownScope(
                 api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress
