@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import logging
 import multiprocessing
 import os
@@ -129,18 +130,26 @@ async def wait_quiet(emulators: EmulatorProcess, seconds: float = 1.0) -> None:
             quiet_since, seen = time.perf_counter(), now
 
 
-async def run(tenants: int, timeout: float, direct_reads: bool, crds: Path | None, show_requests: bool) -> int:
+async def run(
+    tenants: int, timeout: float, direct_reads: bool, crds: Path | None, show_requests: bool, profile: str | None
+) -> int:
     settings = OperatorSettings(resync_interval=3600.0, requeue_delay=5.0, read_from_watches=not direct_reads)
     keys = [(f"tenant-{i}", f"t{i}") for i in range(tenants)]
     async with EmulatorProcess(tenants, crds) as emulators:
         load_at_start = load()
         before = await emulators.ask("counters")
+        profiler = cProfile.Profile() if profile else None
         started, cpu_started = time.perf_counter(), time.process_time()
+        if profiler is not None:
+            profiler.enable()
         async with running_operator(emulators.url, settings) as ctx:
             if not await wait_converged(emulators, ctx, keys, started + timeout):
                 print(f"timed out: {await emulators.ask('ready')}/{tenants} ready after {timeout:.0f}s")
                 return 1
             converged, operator_cpu = time.perf_counter() - started, time.process_time() - cpu_started
+            if profiler is not None and profile is not None:
+                profiler.disable()
+                profiler.dump_stats(profile)
             at_create = await emulators.ask("counters")
             load_at_converge = load()
             create_passes = sum(ctx.passes.values())
@@ -183,6 +192,7 @@ def main() -> None:
     parser.add_argument("--direct-reads", action="store_true", help="no watch cache: every read asks the API")
     parser.add_argument("--requests", action="store_true", help="list the requests at create by verb and resource")
     parser.add_argument("--log", default=os.devnull, help="where the operator's log lines go")
+    parser.add_argument("--profile", metavar="FILE", help="cProfile the operator until convergence into FILE (pstats)")
     parser.add_argument(
         "--crds", type=Path, default=Path(os.environ.get("TENANTCTL_SHARED", REPO.parent / "shared")) / "crds",
         help="upstream CRDs to serve (Kamaji's among them); a missing directory serves none",
@@ -190,7 +200,7 @@ def main() -> None:
     args = parser.parse_args()
     log_to(args.log)
     crds = args.crds if args.crds.is_dir() else None
-    sys.exit(asyncio.run(run(args.tenants, args.timeout, args.direct_reads, crds, args.requests)))
+    sys.exit(asyncio.run(run(args.tenants, args.timeout, args.direct_reads, crds, args.requests, args.profile)))
 
 
 if __name__ == "__main__":

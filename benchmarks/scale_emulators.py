@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "operator
 
 from kube_emulator import CORE, KubeEmulator, declare
 from operator_support import (
-    TENANT_CONTROL_PLANES,
     TCP,
+    TENANT_CONTROL_PLANES,
     management,
     provider_tenant_control_plane,
     seed_control_plane,

@@ -80,7 +80,10 @@ class _Store:
         meta = obj.get("metadata") or {}
         ns = meta.get("namespace") if self.res.namespaced else None
         bucket = self.objects.setdefault(ns, {})
-        if _newer_or_same(meta.get("resourceVersion"), bucket.get(meta.get("name", ""))):
+        held = bucket.get(meta.get("name", ""))
+        if held is not None and held.version is not None and held.version == meta.get("resourceVersion"):
+            return  # our write's answer, then its watch event: one version, stored once
+        if _newer_or_same(meta.get("resourceVersion"), held):
             bucket[meta["name"]] = _Entry.of(obj)
 
     def drop(self, obj: Mapping[str, Any]) -> None:
