@@ -114,7 +114,7 @@ async def wait_converged(emulators: EmulatorProcess, ctx: OperatorContext, keys:
     while await emulators.ask("ready") < len(keys):
         if time.perf_counter() > deadline:
             return False
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.25)
     while not all(ctx.passes[key] for key in keys):  # Ready is written before a pass ends
         await asyncio.sleep(0.01)
     return True
@@ -124,7 +124,7 @@ async def wait_quiet(emulators: EmulatorProcess, seconds: float = 1.0) -> None:
     """Until no write arrived for `seconds`: kopf finishes its bookkeeping (finalizers, diff bases)."""
     quiet_since, seen = time.perf_counter(), sum((await emulators.ask("counters"))["writes"])
     while time.perf_counter() - quiet_since < seconds:
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.25)
         now = sum((await emulators.ask("counters"))["writes"])
         if now != seen:
             quiet_since, seen = time.perf_counter(), now
@@ -137,7 +137,7 @@ async def run(
     keys = [(f"tenant-{i}", f"t{i}") for i in range(tenants)]
     async with EmulatorProcess(tenants, crds) as emulators:
         load_at_start = load()
-        before = await emulators.ask("counters")
+        before, requests_before = await emulators.ask("counters"), await emulators.ask("requests")
         profiler = cProfile.Profile() if profile else None
         started, cpu_started = time.perf_counter(), time.process_time()
         if profiler is not None:
@@ -150,7 +150,7 @@ async def run(
             if profiler is not None and profile is not None:
                 profiler.disable()
                 profiler.dump_stats(profile)
-            at_create = await emulators.ask("counters")
+            at_create, requests_at_create = await emulators.ask("counters"), await emulators.ask("requests")
             load_at_converge = load()
             create_passes = sum(ctx.passes.values())
             await wait_quiet(emulators)
@@ -175,7 +175,7 @@ async def run(
     print(f"API requests per tenant at create: {(at_create['received'] - before['received']) / tenants:.1f}"
           f" ({create_passes / tenants:.2f} reconcile passes per tenant)")
     if show_requests:
-        print("\n".join(requests_table(at_create["requests"] - before["requests"], tenants)))
+        print("\n".join(requests_table(requests_at_create - requests_before, tenants)))
     print(f"peak memory (operator process): {operator_peak:.0f} MiB (emulators' process: {emulators_peak:.0f} MiB)")
     print(f"operator CPU per tenant per idle resync: {1000 * idle_cpu / tenants:.2f} ms")
     print(f"reads per tenant per idle resync: {(idle_after['reads'] - idle_before['reads']) / tenants:.2f}")

@@ -87,8 +87,14 @@ class Emulators:
             "received": sum(e.received for e in self.every),
             "reads": sum(e.reads for e in self.every),
             "writes": [len(e.writes()) for e in self.every],
-            "requests": sum((e.tally for e in self.every), Counter()),
         }
+
+    def requests(self, _: Any = None) -> Counter[tuple[str, str]]:
+        """Requests by (verb, resource) so far, every API together."""
+        total: Counter[tuple[str, str]] = Counter()
+        for emulator in self.every:
+            total.update(emulator.tally)
+        return total
 
     def writes_since(self, marks: list[int]) -> list[str]:
         """The state changes since `counters()["writes"]` was taken, one line each."""
@@ -102,6 +108,7 @@ class Emulators:
 COMMANDS: dict[str, Callable[[Emulators, Any], Any]] = {
     "ready": Emulators.ready,
     "counters": Emulators.counters,
+    "requests": Emulators.requests,
     "writes_since": Emulators.writes_since,
 }
 

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import copy
 import datetime
+import functools
 import itertools
 import time
 import uuid
@@ -99,6 +100,12 @@ class Fault:
         )
 
 
+@functools.cache
+def _res(plural: str) -> kmock.resource:
+    """kmock parses a resource string on every lookup (slowly); parsed once, lookups stay cheap."""
+    return kmock.resource(plural)
+
+
 def _now() -> str:
     return datetime.datetime.now(tz=datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -178,14 +185,14 @@ class KubeEmulator(kmock.KubernetesEmulator):
         self._store(plural, meta.get("namespace"), meta["name"], body)
         with contextlib.suppress(RuntimeError):  # no loop yet: nobody can be watching
             event = {"type": "MODIFIED" if existed else "ADDED", "object": copy.deepcopy(body)}
-            task = asyncio.get_running_loop().create_task(self._buses[kmock.resource(plural)].put(event))
+            task = asyncio.get_running_loop().create_task(self._buses[_res(plural)].put(event))
             self._pending.add(task)
             task.add_done_callback(self._pending.discard)
 
     def get(self, plural: str, namespace: str | None, name: str, *, copied: bool = True) -> dict[str, Any] | None:
         """The live object (a copy unless the caller only serialises it right away)."""
         try:
-            obj = self.objects[plural, namespace, name]
+            obj = self.objects[_res(plural), namespace, name]
         except KeyError:
             return None
         if obj.deleted:
@@ -325,10 +332,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
             if not meta.get("deletionTimestamp"):
                 meta["deletionTimestamp"] = _now()
                 meta["resourceVersion"] = str(next(self._rv))
-                self.objects[plural, request.namespace, request.name or ""].history.append(current)
+                self.objects[_res(plural), request.namespace, request.name or ""].history.append(current)
                 await self._publish(request, "MODIFIED", current)
             return current
-        self.objects[plural, request.namespace, request.name or ""].delete()
+        self.objects[_res(plural), request.namespace, request.name or ""].delete()
         await self._publish(request, "DELETED", current)
         return current
 
@@ -345,7 +352,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
             patch = [op for op in patch if op.get("op") != "test"]
         elif request.subresource == "status":
             patch = {"status": (patch or {}).get("status")}
-        obj = self.objects[plural, request.namespace, request.name or ""]
+        obj = self.objects[_res(plural), request.namespace, request.name or ""]
         obj.patch(patch)
         body = copy.deepcopy(obj.raw)
         if body == current:
@@ -385,10 +392,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
     async def _apply(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         """Server-side apply: create, or replace the applied top-level fields; a no-op writes nothing."""
         assert request.resource is not None and request.name is not None
-        applied: dict[str, Any] = copy.deepcopy(request.data)
+        applied: dict[str, Any] = request.data
         key = (self._plural_key(request), request.namespace, request.name)
         async with self._lock:
-            current = self.get(*key)
+            current = self.get(*key, copied=False)  # the merges below copy it
             if current is None:
                 body = applied
                 meta = body.setdefault("metadata", {})
@@ -417,7 +424,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 if body.get("spec") != current.get("spec"):
                     meta["generation"] = int(meta.get("generation", 1)) + 1
                 meta["resourceVersion"] = str(next(self._rv))
-                self.objects[key].history.append(body)
+                self.objects[_res(key[0]), key[1], key[2]].history.append(body)
                 event, verb, status = "MODIFIED", "apply-update", 200
             self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", key[1], key[2]))
             await self._buses[request.resource].put({"type": event, "object": copy.deepcopy(body)})
@@ -439,7 +446,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         return body
 
     def _store(self, plural: str, namespace: str | None, name: str, body: dict[str, Any]) -> None:
-        self.objects[plural, namespace, name] = body
+        self.objects[_res(plural), namespace, name] = body
         self._index.setdefault(plural, {})[namespace, name] = None
 
     async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
@@ -473,7 +480,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 if not meta.get("deletionTimestamp") or (meta.get("namespace"), meta["name"]) in mounted:
                     continue
                 key = ("v1/persistentvolumeclaims", meta.get("namespace"), meta["name"])
-                self.objects[key].delete()
+                self.objects[_res(key[0]), key[1], key[2]].delete()
                 self.journal.append(JournalEntry(next(_SEQUENCE), "gone", "persistentvolumeclaims", key[1], key[2]))
                 await self._buses[kmock.resource("v1/persistentvolumeclaims")].put(
                     {"type": "DELETED", "object": claim}
@@ -491,7 +498,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
             pv = self.get("v1/persistentvolumes", None, volume)
             if pv is None:
                 return
-            self.objects["v1/persistentvolumes", None, volume].delete()
+            self.objects[_res("v1/persistentvolumes"), None, volume].delete()
             handle = pv.get("spec", {}).get("csi", {}).get("volumeHandle", volume)
             self.freed_disks.append(handle)
             self.journal.append(JournalEntry(next(_SEQUENCE), "gone", "persistentvolumes", None, volume))
