@@ -138,7 +138,7 @@ async def run(
     async with EmulatorProcess(tenants, crds) as emulators:
         load_at_start = load()
         before, requests_before = await emulators.ask("counters"), await emulators.ask("requests")
-        profiler = cProfile.Profile() if profile else None
+        profiler = cProfile.Profile(time.process_time) if profile else None
         started, cpu_started = time.perf_counter(), time.process_time()
         if profiler is not None:
             profiler.enable()
