@@ -38,6 +38,7 @@ from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 from lightkube.config.models import Cluster, User
 from lightkube.core.exceptions import ConfigError
 
+from tenantctl.operator import wire
 from tenantctl.operator.kube_cache import WatchCache
 from tenantctl.operator.settings import RetryPolicy
 
@@ -359,7 +360,7 @@ class KubeClient:
                 if resp.status >= 400:
                     raise _error_from(resp.status, (await resp.read()).decode(errors="replace"))
                 async for line in _lines(resp.content):
-                    event: Obj = json.loads(line)
+                    event: Obj = wire.decode(line)
                     if event.get("type") == "ERROR":
                         status = event.get("object") or {}
                         raise _error_from(int(status.get("code") or 500), json.dumps(status))
@@ -470,7 +471,7 @@ class KubeClient:
         content_type: str | None,
         timeout: float,
     ) -> Obj:
-        content = json.dumps(body).encode() if body is not None else None
+        content = wire.encode(body) if body is not None else None
         try:
             async with asyncio.timeout(timeout):
                 async with await self._send(method, path, params, content, content_type) as resp:
@@ -478,7 +479,7 @@ class KubeClient:
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise UnreachableError(self.connection.server, f"{method} {path}: {type(exc).__name__} {exc}") from exc
         if resp.status < 400:
-            parsed: Obj = json.loads(text) if text else {}
+            parsed: Obj = wire.decode(text) if text else {}
             return parsed
         raise _error_from(resp.status, text.decode(errors="replace"))
 

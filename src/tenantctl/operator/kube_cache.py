@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from tenantctl.operator import wire
 
 if TYPE_CHECKING:
     from tenantctl.operator.kube import KubeClient, Resource
@@ -44,11 +45,11 @@ class _Entry(NamedTuple):
         meta = obj.get("metadata") or {}
         if "managedFields" in meta:
             obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
-        blob = json.dumps(obj, separators=(",", ":")).encode()
+        blob = wire.encode(obj)
         return cls(meta.get("resourceVersion"), meta.get("labels") or {}, blob)
 
     def decoded(self) -> Obj:
-        found: Obj = json.loads(self.blob)
+        found: Obj = wire.decode(self.blob)
         return found
 
 
