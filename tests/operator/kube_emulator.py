@@ -26,6 +26,7 @@ from typing import Any
 import aiohttp.web
 import attrs
 import kmock
+import msgspec
 from kmock import KubernetesObjectNotFoundError
 from kmock._internal import rendering  # the request type kmock hands to `_handle`
 
@@ -104,6 +105,11 @@ class Fault:
 def _res(plural: str) -> kmock.resource:
     """kmock parses a resource string on every lookup (slowly); parsed once, lookups stay cheap."""
     return kmock.resource(plural)
+
+
+def _json(body: Any, status: int = 200) -> aiohttp.web.Response:
+    """The answer's JSON, encoded by msgspec: a thousand-tenant benchmark spends less time in the emulator."""
+    return aiohttp.web.Response(body=msgspec.json.encode(body), status=status, content_type="application/json")
 
 
 def _now() -> str:
@@ -216,6 +222,14 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     # -- request handling ------------------------------------------------------------------------
 
+    async def _render_error(self, exc: Exception) -> aiohttp.web.StreamResponse:
+        """A Kubernetes Status, as kmock renders it, without the traceback kmock formats for every 404."""
+        if not isinstance(exc, kmock.KubernetesError) or exc.details:
+            return await super()._render_error(exc)
+        status = {"apiVersion": "v1", "kind": "Status", "metadata": {}, "code": exc.status, "status": "Failure",
+                  "reason": exc.reason or type(exc).__name__, "message": exc.message or repr(exc), "details": {}}
+        return _json(status, exc.status or 500)
+
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
         """Serve one request; the time spent answering (watch streams excluded) adds up in `busy`."""
         started = time.perf_counter()
@@ -276,7 +290,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
             return await self._render_error(exc)
         if request.method != kmock.method.GET and request.resource.plural in ("pods", "persistentvolumeclaims"):
             await self._run_controllers()
-        return aiohttp.web.json_response(body, status=status)
+        return _json(body, status)
 
     async def _serve(self, request: rendering.Request) -> tuple[Any, int]:
         plural = self._plural_key(request)
@@ -308,7 +322,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", namespace, name))
 
     async def _create(self, request: rendering.Request, plural: str) -> dict[str, Any]:
-        body: dict[str, Any] = copy.deepcopy(request.data)
+        body: dict[str, Any] = request.data  # parsed for this request alone
         meta = body.setdefault("metadata", {})
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
@@ -419,7 +433,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
                         ),
                     )
                 if body == current:
-                    return aiohttp.web.json_response(current)
+                    return _json(current)
                 meta = body["metadata"]
                 if body.get("spec") != current.get("spec"):
                     meta["generation"] = int(meta.get("generation", 1)) + 1
@@ -428,7 +442,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 event, verb, status = "MODIFIED", "apply-update", 200
             self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", key[1], key[2]))
             await self._buses[request.resource].put({"type": event, "object": copy.deepcopy(body)})
-        return aiohttp.web.json_response(body, status=status)
+        return _json(body, status)
 
     @staticmethod
     def _merged(current: dict[str, Any], applied: dict[str, Any]) -> dict[str, Any]:
