@@ -1,6 +1,4 @@
-"""Which events start a pass: a new tenant converges in one pass, and a spec change is never lost.
-
-kopf keeps no diff base (no handler needs one), so it writes nothing but its finalizers."""
+"""Which events start a pass: a new tenant converges in one pass, and a spec change is never lost."""
 
 from __future__ import annotations
 
@@ -13,8 +11,6 @@ from kube_emulator import KubeEmulator
 from operator_support import condition, eventually, management, running_operator, seed_control_plane, seed_documents
 
 from tenant_support import load_example
-from tenantctl.operator.handlers import OperatorContext, build_registry
-from tenantctl.operator.kube import Connection
 from tenantctl.operator.triggers import Triggers
 
 pytestmark = [pytest.mark.timeout(15)]
@@ -84,27 +80,3 @@ async def test_a_new_tenant_converges_in_one_pass_and_a_spec_change_gets_the_nex
         ctx.wakeup(KEY).set()
         await eventually(lambda: ctx.passes[KEY] == 4)
 
-
-def test_handlers_need_no_diff_base() -> None:
-    """`NoDiffBase` keeps no last-handled state: a creation, update or resume handler would never fire."""
-    registry = build_registry(OperatorContext(Connection.from_server("http://127.0.0.1:1")))
-    reasons = {str(h.reason) for h in registry._changing.get_all_handlers()}
-    assert reasons == {"delete"}, "register creation/update handlers only with kopf's diff-base storage back"
-
-
-@pytest.mark.looptime
-async def test_kopf_writes_only_its_finalizers(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
-    docs = load_example("proxmox.yaml")
-    management(mgmt)
-    seed_documents(mgmt, docs)
-    seed_control_plane(mgmt, docs, str(tenant.url).rstrip("/"))
-    async with running_operator(mgmt):
-        await eventually(lambda: condition(mgmt.get(TC, *KEY), "Ready").get("status") == "True")
-        await asyncio.sleep(5)
-    patched = [(plural, name) for verb, plural, _, name in mgmt.write_requests if verb == "PATCH"]
-    assert sorted(p for p in patched if p[0] in ("tenantclusters", "nodepools")) == [
-        ("nodepools", "md0"), ("nodepools", "md0"), ("tenantclusters", "acme"), ("tenantclusters", "acme")
-    ], "a finalizer and a status each, no diff-base annotation"
-    for plural, name in (("tenantclusters", "acme"), ("nodepools", "md0")):
-        live = mgmt.get(f"tenantctl.io/v1alpha1/{plural}", "tenant-acme", name) or {}
-        assert not (live["metadata"].get("annotations") or {}), "no copy of the spec in an annotation"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -35,8 +36,8 @@ from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["CLUSTER_WEBHOOK", "FINALIZER", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", "OperatorContext",
-           "build_registry", "shard_finalizer"]
+__all__ = ["CLUSTER_WEBHOOK", "FINALIZER", "GC_THRESHOLDS", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase",
+           "OperatorContext", "build_registry", "shard_finalizer"]
 
 GROUP, VERSION = "tenantctl.io", "v1alpha1"
 FINALIZER = "tenantctl.io/teardown"
@@ -46,6 +47,10 @@ NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
 Key = tuple[str, str]
 # 422: the request is understood and refused for its content, as the API server's own validation does.
 _REFUSED = 422
+# A pass allocates thousands of short-lived containers (decoded JSON). At Python's default first
+# threshold (700) they are scanned and promoted before they die, and the full collections that follow
+# walk the whole watch cache: a tenth of the operator's CPU at 500 tenants. At 50 000 they die young.
+GC_THRESHOLDS = (50_000, 20, 10)
 
 
 class KopfRecorder:
@@ -279,6 +284,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
 
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        gc.set_threshold(*GC_THRESHOLDS)
         settings.persistence.finalizer = shard_finalizer(ctx.settings.shard)
         settings.posting.level = logging.INFO
         settings.posting.loggers = False
