@@ -4,8 +4,9 @@ Added to the stock emulator: bearer-token authentication (optional), server-side
 replace the applied fields; a no-op apply changes nothing; on objects another controller owns, only
 the applied leaves), label-selector lists, generation/resourceVersion bookkeeping, CABPT's
 `TalosConfigTemplate.Spec is immutable` webhook,
-the PVC-protection / PV-release controllers a teardown waits on, and injected faults (an HTTP
-status or silence) for chosen requests.
+the PVC-protection / PV-release controllers a teardown waits on, injected faults (an HTTP
+status or silence) for chosen requests, watches from a resourceVersion that stream only what is newer
+(as a real server does), and a tally of requests by verb and resource for the scale benchmark.
 """
 
 from __future__ import annotations
