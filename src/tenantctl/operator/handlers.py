@@ -32,6 +32,7 @@ from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
 from tenantctl.operator.tenant import TenantClients
 from tenantctl.operator.triggers import Triggers
 from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
+from tenantctl.render.meta import MANAGED_BY
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -45,6 +46,8 @@ TENANT_CLUSTERS = Resource(f"{GROUP}/{VERSION}", "TenantCluster", "tenantcluster
 NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
 
 Key = tuple[str, str]
+OWNED = {"app.kubernetes.io/managed-by": MANAGED_BY}
+"""The label of every object the operator renders: the watch cache holds these, and what a pass names."""
 # 422: the request is understood and refused for its content, as the API server's own validation does.
 _REFUSED = 422
 # A pass allocates thousands of short-lived containers (decoded JSON). At Python's default first
@@ -115,7 +118,10 @@ class OperatorContext:
         return self._api
 
     async def start(self) -> None:
-        cache = WatchCache(sync_timeout=self.settings.retry.timeout) if self.settings.read_from_watches else None
+        cache = None
+        if self.settings.read_from_watches:
+            whole = frozenset((r.api_version, r.plural) for r in (TENANT_CLUSTERS, NODE_POOLS))
+            cache = WatchCache(sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=whole)
         self._api = KubeClient(
             self.connection,
             field_manager=self.settings.field_manager,

@@ -314,10 +314,20 @@ class KubeClient:
     async def get(self, res: Resource, name: str, namespace: str | None = None, *, cached: bool = True) -> Obj | None:
         """The object, or None; `cached=False` asks the server even when a watch could answer (an object
         read rarely and too large to hold, with every other of its kind, in the cache)."""
-        if self.cache is not None and cached:
-            answered, found = await self.cache.get(self, res, name, namespace)
-            if answered:
-                return found
+        if self.cache is None or not cached:
+            return await self._fetch(res, name, namespace)
+        answered, found = await self.cache.get(self, res, name, namespace)
+        if answered:
+            return found
+        try:
+            found = await self._fetch(res, name, namespace)
+        except APIError:
+            self.cache.abandoned(res, name, namespace)
+            raise
+        self.cache.fetched(res, name, namespace, found)
+        return found
+
+    async def _fetch(self, res: Resource, name: str, namespace: str | None) -> Obj | None:
         try:
             return await self._request("GET", res.path(namespace, name))
         except NotFoundError:

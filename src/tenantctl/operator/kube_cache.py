@@ -9,6 +9,11 @@ resource the operator may not list or watch cluster-wide (RBAC) is read directly
 Each object is held as compact JSON, without `managedFields`, plus its labels: a few times smaller
 than the parsed object, and decoding it afresh for every read is cheaper than the deep copy a
 shared parsed object would need (a pass may change what it reads).
+
+With `owned` labels, a store holds only what the operator needs, not every object of its kind in the
+cluster (every Deployment, every Secret of every controller): the objects carrying those labels, and
+the ones a pass asked for by name — the first read of such a name goes to the server, the watch keeps
+it current from then on. `complete` resources (TenantClusters, NodePools) are held whole.
 """
 
 from __future__ import annotations
@@ -67,19 +72,38 @@ def _labels_match(have: Mapping[str, str], labels: Mapping[str, str] | None) -> 
     return all(have.get(k) == v for k, v in (labels or {}).items())
 
 
+Key = tuple[str | None, str]
+_PENDING, _KNOWN = False, True
+"""A name asked for: its server read is under way (the store cannot answer yet), or the store answers."""
+
+
 @dataclass
 class _Store:
     """The objects of one resource by namespace, then name (None for cluster-scoped ones)."""
 
     res: Resource
+    owned: Mapping[str, str] | None = None
+    """Labels of the objects held without being asked for; None: every object is held."""
     objects: dict[str | None, dict[str, _Entry]] = field(default_factory=dict)
+    wanted: dict[Key, bool] = field(default_factory=dict)
     synced: asyncio.Event = field(default_factory=asyncio.Event)
     usable: bool = True
     task: asyncio.Task[None] | None = None
 
+    def _key(self, meta: Mapping[str, Any]) -> Key:
+        return (meta.get("namespace") if self.res.namespaced else None), str(meta.get("name", ""))
+
+    def _held(self, key: Key, labels: Mapping[str, str]) -> bool:
+        return self.owned is None or key in self.wanted or _labels_match(labels, self.owned)
+
     def put(self, obj: Obj) -> None:
         meta = obj.get("metadata") or {}
-        ns = meta.get("namespace") if self.res.namespaced else None
+        ns, name = key = self._key(meta)
+        if key in self.wanted:
+            self.wanted[key] = _KNOWN
+        if not self._held(key, meta.get("labels") or {}):
+            self.objects.get(ns, {}).pop(name, None)  # no longer ours (a label removed)
+            return
         bucket = self.objects.setdefault(ns, {})
         held = bucket.get(meta.get("name", ""))
         if held is not None and held.version is not None and held.version == meta.get("resourceVersion"):
@@ -89,11 +113,13 @@ class _Store:
 
     def drop(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
-        ns = meta.get("namespace") if self.res.namespaced else None
+        ns, name = key = self._key(meta)
+        if key in self.wanted:
+            self.wanted[key] = _KNOWN
         bucket = self.objects.get(ns, {})
-        current = bucket.get(meta.get("name", ""))
+        current = bucket.get(name)
         if current is not None and _newer_or_same(meta.get("resourceVersion"), current):
-            del bucket[meta["name"]]
+            del bucket[name]
 
     def replace(self, items: list[Obj]) -> None:
         self.objects = {}
@@ -104,6 +130,28 @@ class _Store:
         entry = self.objects.get(namespace if self.res.namespaced else None, {}).get(name)
         return entry.decoded() if entry is not None else None
 
+    def answers(self, namespace: str | None, name: str) -> bool:
+        """Whether the store knows this object (held, or known absent); if not, the name is asked for now."""
+        key: Key = (namespace if self.res.namespaced else None), name
+        if self.owned is None or self.wanted.get(key) is _KNOWN or name in self.objects.get(key[0], {}):
+            return True
+        self.wanted.setdefault(key, _PENDING)
+        return False
+
+    def fetched(self, namespace: str | None, name: str, obj: Obj | None) -> None:
+        """The server's answer to a read the store could not answer; the watch's word, if any came, wins."""
+        key: Key = (namespace if self.res.namespaced else None), name
+        if self.wanted.get(key) is _PENDING:
+            self.wanted[key] = _KNOWN
+            if obj is not None:
+                self.put(obj)
+
+    def abandoned(self, namespace: str | None, name: str) -> None:
+        """The server read failed: nothing is known, the next read asks again."""
+        key: Key = (namespace if self.res.namespaced else None), name
+        if self.wanted.get(key) is _PENDING:
+            del self.wanted[key]
+
 
 @dataclass
 class WatchCache:
@@ -111,13 +159,18 @@ class WatchCache:
 
     sync_timeout: float = 30.0
     retry_delay: float = 1.0
+    owned: Mapping[str, str] | None = None
+    """Labels of our own objects; None: hold every object of a watched resource."""
+    complete: frozenset[tuple[str, str]] = frozenset()
+    """(apiVersion, plural) of resources held whole even with `owned`."""
     _stores: dict[tuple[str, str], _Store] = field(default_factory=dict)
 
     async def _store(self, api: KubeClient, res: Resource) -> _Store | None:
         key = (res.api_version, res.plural)
         store = self._stores.get(key)
         if store is None:
-            store = self._stores[key] = _Store(res)
+            owned = None if key in self.complete else self.owned
+            store = self._stores[key] = _Store(res, owned)
             store.task = asyncio.create_task(self._follow(api, store), name=f"watch {res.api_version}/{res.plural}")
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.sync_timeout):
@@ -127,16 +180,27 @@ class WatchCache:
     async def get(self, api: KubeClient, res: Resource, name: str, namespace: str | None) -> tuple[bool, Obj | None]:
         """(True, copy or None) when the cache answers; (False, None) when the caller must ask the server."""
         store = await self._store(api, res)
-        if store is None:
+        if store is None or not store.answers(namespace, name):
             return False, None
         return True, store.find(namespace, name)
+
+    def fetched(self, res: Resource, name: str, namespace: str | None, obj: Obj | None) -> None:
+        """What the server answered to a get the cache could not answer (`obj` None: not found)."""
+        store = self._stores.get((res.api_version, res.plural))
+        if store is not None:
+            store.fetched(namespace, name, obj)
+
+    def abandoned(self, res: Resource, name: str, namespace: str | None) -> None:
+        store = self._stores.get((res.api_version, res.plural))
+        if store is not None:
+            store.abandoned(namespace, name)
 
     async def list(
         self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None
     ) -> list[Obj] | None:
         store = await self._store(api, res)
-        if store is None:
-            return None
+        if store is None or (store.owned is not None and not _labels_match(labels or {}, store.owned)):
+            return None  # objects not labelled as ours are not all held: the server lists them
         buckets = [store.objects.get(namespace, {})] if res.namespaced and namespace is not None else list(
             store.objects.values()
         )
