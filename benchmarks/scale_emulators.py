@@ -1,14 +1,16 @@
 """The emulated APIs of `operator_scale.py`, served from a process of their own.
 
 One management API and one API per tenant, seeded as Kamaji, cert-manager, the cloud and the
-platform admin leave them. Out of the operator's process, the operator's peak memory is its own and
-this process's CPU time is the emulators' share of a run. The parent drives it over a pipe: it
+platform admin leave them (Kamaji's other Secrets too, which the operator must not hold). Out of the
+operator's process, the operator's peak memory is its own and this process's CPU time is the
+emulators' share of a run. The parent drives it over a pipe: it
 sends `(command, argument)` and reads one answer; see `COMMANDS`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import copy
 import sys
@@ -38,6 +40,14 @@ from operator_support import (
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "proxmox.yaml"
 CRD_PLURAL = "apiextensions.k8s.io/v1/customresourcedefinitions"
+# What Kamaji keeps beside each TenantControlPlane and the operator never reads: certificates and
+# kubeconfigs of a few KiB each, in the tenant's namespace.
+KAMAJI_SECRETS = (
+    "api-server-certificate", "api-server-kubelet-client-certificate", "sa-certificate",
+    "front-proxy-ca-certificate", "front-proxy-client-certificate", "controller-manager-kubeconfig",
+    "scheduler-kubeconfig", "konnectivity-certificate", "datastore-certificate", "datastore-config",
+)
+PEM = base64.b64encode(bytes(range(256)) * 6).decode()
 
 
 def tenant_documents(template: list[dict[str, Any]], index: int) -> list[dict[str, Any]]:
@@ -147,6 +157,10 @@ async def _serve(pipe: Connection, tenants: int, crds: Path | None) -> None:
             seed_control_plane(mgmt, docs, inside_url, address=f"10.{i // 250}.{i % 250}.10")
             if crds is not None:
                 mgmt.put(TCP, provider_tenant_control_plane(docs))
+            for suffix in KAMAJI_SECRETS:
+                labels = {"kamaji.clastix.io/name": f"t{i}"}
+                meta = {"name": f"t{i}-{suffix}", "namespace": f"tenant-{i}", "labels": labels}
+                mgmt.put("v1/secrets", {"metadata": meta, "data": {"tls.crt": PEM, "tls.key": PEM}})
         await mgmt.settle()
         pipe.send(str(server.url).rstrip("/"))
         loop = asyncio.get_running_loop()

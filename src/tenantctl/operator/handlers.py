@@ -33,6 +33,7 @@ from tenantctl.operator.tenant import TenantClients
 from tenantctl.operator.triggers import Triggers
 from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
 from tenantctl.render.meta import MANAGED_BY
+from tenantctl.render.talos_api import TENANT_CONTROL_PLANE_API
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -48,6 +49,12 @@ NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
 Key = tuple[str, str]
 OWNED = {"app.kubernetes.io/managed-by": MANAGED_BY}
 """The label of every object the operator renders: the watch cache holds these, and what a pass names."""
+HELD_WHOLE = frozenset({
+    (f"{GROUP}/{VERSION}", "tenantclusters"), (f"{GROUP}/{VERSION}", "nodepools"),
+    ("v1", "services"), (TENANT_CONTROL_PLANE_API, "tenantcontrolplanes"),
+})
+"""Held whole by the watch cache: every one is read (a tenant's Service and TenantControlPlane are one
+each, and small); Secrets are not — other controllers keep many, large ones beside each tenant."""
 # 422: the request is understood and refused for its content, as the API server's own validation does.
 _REFUSED = 422
 # A pass allocates thousands of short-lived containers (decoded JSON). At Python's default first
@@ -120,8 +127,7 @@ class OperatorContext:
     async def start(self) -> None:
         cache = None
         if self.settings.read_from_watches:
-            whole = frozenset((r.api_version, r.plural) for r in (TENANT_CLUSTERS, NODE_POOLS))
-            cache = WatchCache(sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=whole)
+            cache = WatchCache(sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=HELD_WHOLE)
         self._api = KubeClient(
             self.connection,
             field_manager=self.settings.field_manager,
