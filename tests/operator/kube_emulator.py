@@ -465,7 +465,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
         self._index.setdefault(plural, {})[namespace, name] = None
 
     async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
-        """Objects of one resource (in one namespace), by label selector; an index keeps it per-resource."""
+        """Objects of one resource (in one namespace), by label selector, `limit` at a time (`continue`
+        names the next page and the first page's resourceVersion); an index keeps it per-resource."""
         plural = self._plural_key(request)
         if not any(r == request.resource for r in self.resources):
             raise kmock.KubernetesResourceNotFoundError()
@@ -477,7 +478,11 @@ class KubeEmulator(kmock.KubernetesEmulator):
             obj = self.get(plural, namespace, name, copied=False)
             if obj is not None and _matches_selector(obj.get("metadata", {}).get("labels") or {}, expr):
                 items.append(obj)
-        return {"metadata": {"resourceVersion": str(next(self._rv))}, "items": items}
+        start, _, version = (request.params.get("continue") or "0:").partition(":")
+        version = version or str(next(self._rv))
+        end = int(start) + int(request.params.get("limit") or len(items) or 1)
+        meta = {"resourceVersion": version} | ({"continue": f"{end}:{version}"} if end < len(items) else {})
+        return {"metadata": meta, "items": items[int(start):end]}
 
     # -- controllers -----------------------------------------------------------------------------
 

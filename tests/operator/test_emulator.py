@@ -139,3 +139,12 @@ async def test_a_watch_from_a_version_streams_only_what_is_newer(mgmt: KubeEmula
             assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "added"), "not replayed"
             break
     assert mgmt.tally["WATCH", "secrets"] == 1 and mgmt.tally["LIST", "secrets"] == 1
+
+
+async def test_a_list_comes_in_pages_of_one_version(mgmt: KubeEmulator) -> None:
+    for i in range(5):
+        mgmt.put("v1/secrets", secret(f"s{i}", "a"))
+    async with client(mgmt) as api:
+        pages = [page async for page in api.list_pages(SECRETS, limit=2)]
+    assert [[s["metadata"]["name"] for s in items] for items, _ in pages] == [["s0", "s1"], ["s2", "s3"], ["s4"]]
+    assert len({version for _, version in pages}) == 1

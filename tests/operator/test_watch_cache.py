@@ -104,3 +104,11 @@ async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmu
         assert cache.holds("v1", "secrets", "tenant-acme", "acme-talos-secrets") is not None, "ours"
         assert cache.holds("v1", "secrets", "tenant-acme", "acme-ca") is not None, "read by the pass"
         assert cache.holds("v1", "secrets", "tenant-acme", "acme-api-server-certificate") is None
+
+
+async def test_a_list_in_pages_holds_every_page(mgmt: KubeEmulator) -> None:
+    for i in range(5):
+        mgmt.put("v1/secrets", secret(f"s{i}", "MQ==", {"app": "x"}))
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache(page_size=2)) as api:
+        assert len(await api.list(SECRETS, "ns", {"app": "x"})) == 5
+        assert mgmt.tally["LIST", "secrets"] == 3

@@ -346,7 +346,28 @@ class KubeClient:
 
     async def list_versioned(self, res: Resource) -> tuple[Objs, str]:
         """Every object of `res` in every namespace, from the server, with the list's resourceVersion."""
-        return await self._list(res, None, {})
+        items: Objs = []
+        version = ""
+        async for page, page_version in self.list_pages(res):
+            items += page
+            version = version or page_version  # every page carries the first one's
+        return items, version
+
+    async def list_pages(self, res: Resource, limit: int = 500) -> AsyncIterator[tuple[Objs, str]]:
+        """Every object of `res` in every namespace, `limit` at a time, each page with the list's
+        resourceVersion: a cluster's Secrets are never all in memory at once, as decoded objects."""
+        params = {"limit": str(limit)}
+        while True:
+            doc = await self._request("GET", res.path(), params=params)
+            items: Objs = doc.get("items") or []
+            for item in items:
+                item.setdefault("apiVersion", res.api_version)
+                item.setdefault("kind", res.kind)
+            meta = doc.get("metadata") or {}
+            yield items, str(meta.get("resourceVersion") or "")
+            if not meta.get("continue"):
+                return
+            params = {"limit": str(limit), "continue": str(meta["continue"])}
 
     async def _list(self, res: Resource, namespace: str | None, params: Mapping[str, str]) -> tuple[Objs, str]:
         doc = await self._request("GET", res.path(namespace), params=params)

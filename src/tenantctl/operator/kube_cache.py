@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -97,14 +97,17 @@ class _Store:
         return self.owned is None or key in self.wanted or _labels_match(labels, self.owned)
 
     def put(self, obj: Obj) -> None:
+        self._put(self.objects, obj)
+
+    def _put(self, objects: dict[str | None, dict[str, _Entry]], obj: Obj) -> None:
         meta = obj.get("metadata") or {}
         ns, name = key = self._key(meta)
         if key in self.wanted:
             self.wanted[key] = _KNOWN
         if not self._held(key, meta.get("labels") or {}):
-            self.objects.get(ns, {}).pop(name, None)  # no longer ours (a label removed)
+            objects.get(ns, {}).pop(name, None)  # no longer ours (a label removed)
             return
-        bucket = self.objects.setdefault(ns, {})
+        bucket = objects.setdefault(ns, {})
         held = bucket.get(meta.get("name", ""))
         if held is not None and held.version is not None and held.version == meta.get("resourceVersion"):
             return  # our write's answer, then its watch event: one version, stored once
@@ -121,10 +124,16 @@ class _Store:
         if current is not None and _newer_or_same(meta.get("resourceVersion"), current):
             del bucket[name]
 
-    def replace(self, items: list[Obj]) -> None:
-        self.objects = {}
-        for item in items:
-            self.put(item)
+    async def relist(self, pages: AsyncIterator[tuple[list[Obj], str]]) -> str:
+        """Hold what a fresh list holds, a page at a time; the list's resourceVersion, to watch from."""
+        fresh: dict[str | None, dict[str, _Entry]] = {}
+        version = ""
+        async for items, page_version in pages:  # reads go on being answered by what is held meanwhile
+            for item in items:
+                self._put(fresh, item)
+            version = version or page_version
+        self.objects = fresh
+        return version
 
     def find(self, namespace: str | None, name: str) -> Obj | None:
         entry = self.objects.get(namespace if self.res.namespaced else None, {}).get(name)
@@ -163,6 +172,8 @@ class WatchCache:
     """Labels of our own objects; None: hold every object of a watched resource."""
     complete: frozenset[tuple[str, str]] = frozenset()
     """(apiVersion, plural) of resources held whole even with `owned`."""
+    page_size: int = 500
+    """Objects per page of a (re)list: what is decoded at once before the store keeps or drops it."""
     _stores: dict[tuple[str, str], _Store] = field(default_factory=dict)
 
     async def _store(self, api: KubeClient, res: Resource) -> _Store | None:
@@ -230,8 +241,7 @@ class WatchCache:
 
         while True:
             try:
-                items, version = await api.list_versioned(store.res)
-                store.replace(items)
+                version = await store.relist(api.list_pages(store.res, self.page_size))
                 store.synced.set()
                 while True:
                     async for event in api.watch(store.res, version):
