@@ -1,12 +1,12 @@
 """The operator at scale: N tenants created at once against emulated management and tenant APIs.
 
-    .venv/bin/python benchmarks/operator_scale.py [--tenants 200] [--requests]
+    .venv/bin/python benchmarks/operator_scale.py [--tenants 200] [--requests] [--profile FILE]
 
     .venv/bin/python benchmarks/operator_scale.py --tenants 200 --direct-reads   # without the watch cache
 
 The operator — the real kopf engine with our handlers, logging at INFO as in production — runs in
 this process; the emulators (the test suite's, one management API and one API per tenant, seeded
-with the upstream CRDs and each tenant's TenantControlPlane) run in a child process
+with the upstream CRDs, each tenant's TenantControlPlane and Kamaji's other Secrets) run in a child process
 (`scale_emulators.py`) over loopback HTTP. So the peak memory printed is the operator's alone, and
 the emulators' share of the time is their process's CPU time over the wall time. Prints: time until
 every TenantCluster is Ready, CPU seconds of both processes in that time, API requests per tenant
@@ -90,7 +90,7 @@ async def running_operator(url: str, settings: OperatorSettings) -> AsyncIterato
         yield ctx
     finally:
         stop.set()
-        await asyncio.wait_for(task, 30)
+        await asyncio.wait_for(task, 120)  # a thousand daemons to stop on a busy machine
 
 
 def log_to(path: str) -> None:
