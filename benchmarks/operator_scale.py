@@ -1,15 +1,19 @@
-"""The operator at scale: N tenants created at once against the emulated management and tenant APIs.
+"""The operator at scale: N tenants created at once against emulated management and tenant APIs.
 
-    .venv/bin/python benchmarks/operator_scale.py [--tenants 200]
+    .venv/bin/python benchmarks/operator_scale.py [--tenants 200] [--requests] [--profile FILE]
 
     .venv/bin/python benchmarks/operator_scale.py --tenants 200 --direct-reads   # without the watch cache
 
-Runs the real kopf engine with our handlers in-process against the test suite's emulator over
-loopback HTTP (one management API, one API per tenant) and prints: time until every TenantCluster
-is Ready and how much of it the emulators spent answering, API requests per tenant during creation,
-peak memory of the process (operator and emulators together), then for one resync of every tenant
-after convergence `reads per tenant per idle resync: <n>` (GETs other than watch streams, on the
-management and the tenant APIs) and `idle resync writes: <count>` (target 0; exit 1 otherwise).
+The operator — the real kopf engine with our handlers, logging at INFO as in production — runs in
+this process; the emulators (the test suite's, one management API and one API per tenant, seeded
+with the upstream CRDs, each tenant's TenantControlPlane and Kamaji's other Secrets) run in a child process
+(`scale_emulators.py`) over loopback HTTP. So the peak memory printed is the operator's alone, and
+the emulators' share of the time is their process's CPU time over the wall time. Prints: time until
+every TenantCluster is Ready, CPU seconds of both processes in that time, API requests per tenant
+during creation (`--requests`: by verb and resource), the operator's peak memory, then for one
+resync of every tenant after convergence `reads per tenant per idle resync: <n>` (GETs other than
+watch streams, management and tenant APIs) and `idle resync writes: <count>` (target 0; exit 1
+otherwise). The load average is printed too: the machine may be shared, CPU seconds are steadier.
 """
 
 from __future__ import annotations
@@ -17,139 +21,168 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import copy
-import dataclasses
+import cProfile
+import logging
+import multiprocessing
+import os
 import resource
 import sys
+import threading
 import time
+from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import aiohttp.test_utils
-import kmock
-import yaml
+import kopf
+import scale_emulators
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "operator"))
-
-from kube_emulator import CORE, KubeEmulator, declare
-from operator_support import FAST, management, running_operator, seed_control_plane, seed_documents
-
-from tenantctl.operator.kube import RetryPolicy
+from tenantctl.operator.handlers import OperatorContext, build_registry
+from tenantctl.operator.kube import Connection
+from tenantctl.operator.logs import TEXT_FORMAT
 from tenantctl.operator.settings import OperatorSettings
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "proxmox.yaml"
+REPO = Path(__file__).resolve().parents[1]
+Key = tuple[str, str]
 
 
-def tenant_documents(index: int) -> list[dict[str, Any]]:
-    """The Proxmox example, renamed: tenant `t<i>` in namespace `tenant-<i>`."""
-    docs = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d]
-    out = []
-    for doc in copy.deepcopy(docs):
-        doc["metadata"]["namespace"] = f"tenant-{index}"
-        if doc["kind"] == "TenantCluster":
-            doc["metadata"]["name"] = f"t{index}"
-        else:
-            doc["spec"]["cluster"] = f"t{index}"
-        out.append(doc)
-    return out
+class EmulatorProcess:
+    """The child process serving every emulated API, asked over a pipe without blocking our loop."""
 
-
-def reads(mgmt: KubeEmulator, insides: list[KubeEmulator]) -> int:
-    return mgmt.reads + sum(t.reads for t in insides)
-
-
-def busy(mgmt: KubeEmulator, insides: list[KubeEmulator]) -> float:
-    return mgmt.busy + sum(t.busy for t in insides)
-
-
-def writes(mgmt: KubeEmulator, insides: list[KubeEmulator]) -> int:
-    return len(mgmt.writes()) + sum(len(t.writes()) for t in insides)
-
-
-def is_ready(mgmt: KubeEmulator, index: int) -> bool:
-    obj = mgmt.get("tenantctl.io/v1alpha1/tenantclusters", f"tenant-{index}", f"t{index}") or {}
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in (obj.get("status") or {}).get("conditions", [])
-    )
-
-
-async def tenant_api(stack: contextlib.AsyncExitStack) -> tuple[KubeEmulator, str]:
-    """Each tenant has its own apiserver: its bootstrap objects share names across tenants.
-
-    Served by a bare aiohttp test server: `kmock.Server` also installs a DNS interceptor per
-    instance, and a thousand nested interceptors exceed the recursion limit.
-    """
-    emulator = await stack.enter_async_context(KubeEmulator())
-    server = aiohttp.test_utils.RawTestServer(emulator, host="127.0.0.1")
-    await server.start_server()
-    stack.push_async_callback(server.close)
-    declare(emulator, CORE)
-    return emulator, f"http://127.0.0.1:{server.port}"
-
-
-async def run(tenants: int, timeout: float, direct_reads: bool = False) -> int:
-    async with contextlib.AsyncExitStack() as stack:
-        mgmt = await stack.enter_async_context(KubeEmulator())
-        await stack.enter_async_context(kmock.Server(mgmt))
-        declare(mgmt, CORE)
-        management(mgmt)
-        insides: list[KubeEmulator] = []
-        for i in range(tenants):
-            docs = tenant_documents(i)
-            inside, inside_url = await tenant_api(stack)
-            insides.append(inside)
-            seed_documents(mgmt, docs)
-            seed_control_plane(mgmt, docs, inside_url, address=f"10.{i // 250}.{i % 250}.10")
-        settings = dataclasses.replace(
-            FAST, retry=RetryPolicy(), resync_interval=3600.0, requeue_delay=5.0, read_from_watches=not direct_reads,
-            tenant_probe_timeout=OperatorSettings().tenant_probe_timeout,
+    def __init__(self, tenants: int, crds: Path | None) -> None:
+        spawn = multiprocessing.get_context("spawn")
+        self._pipe, child = spawn.Pipe()
+        self._process = spawn.Process(
+            target=scale_emulators.serve, args=(child, tenants, str(crds) if crds else None), daemon=True
         )
-        started = time.perf_counter()
-        async with running_operator(mgmt, settings) as ctx:
-            deadline = started + timeout
-            while not all(is_ready(mgmt, i) for i in range(tenants)):
-                if time.perf_counter() > deadline:
-                    ready = sum(is_ready(mgmt, i) for i in range(tenants))
-                    print(f"timed out: {ready}/{tenants} ready after {timeout:.0f}s")
-                    return 1
-                await asyncio.sleep(0.05)
-            keys = [(f"tenant-{i}", f"t{i}") for i in range(tenants)]
-            while not all(ctx.passes[key] for key in keys):  # Ready is written before a pass ends
-                await asyncio.sleep(0.01)
-            converged = time.perf_counter() - started
-            emulator_share = busy(mgmt, insides)
-            create_requests = mgmt.received + sum(t.received for t in insides)
+        self._lock = threading.Lock()
+        self.url = ""
+
+    def _roundtrip(self, command: str, argument: Any) -> Any:
+        with self._lock:
+            self._pipe.send((command, argument))
+            return self._pipe.recv()
+
+    async def ask(self, command: str, argument: Any = None) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(None, self._roundtrip, command, argument)
+
+    async def __aenter__(self) -> EmulatorProcess:
+        self._process.start()
+        self.url = await asyncio.get_running_loop().run_in_executor(None, self._pipe.recv)
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        with contextlib.suppress(OSError, EOFError):
+            await self.ask("stop")
+        self._process.join(15)
+
+
+@contextlib.asynccontextmanager
+async def running_operator(url: str, settings: OperatorSettings) -> AsyncIterator[OperatorContext]:
+    """The whole kopf engine with our registry, cluster-wide, as `tenantctl operator` runs it."""
+    ctx = OperatorContext(Connection.from_server(url), settings)
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(
+        kopf.operator(registry=build_registry(ctx), clusterwide=True, standalone=True, stop_flag=stop, ready_flag=ready)
+    )
+    try:
+        await asyncio.wait_for(ready.wait(), 30)
+        yield ctx
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 120)  # a thousand daemons to stop on a busy machine
+
+
+def log_to(path: str) -> None:
+    """INFO lines formatted as in production, written where they cost no terminal time."""
+    handler = logging.FileHandler(path)
+    handler.setFormatter(logging.Formatter(TEXT_FORMAT))
+    logging.getLogger().handlers[:] = [handler]
+    logging.getLogger().setLevel(logging.INFO)
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def requests_table(requests: Counter[tuple[str, str]], tenants: int) -> list[str]:
+    rows = sorted(requests.items(), key=lambda item: -item[1])
+    return [f"  {count / tenants:7.2f}  {verb:<14} {what}" for (verb, what), count in rows]
+
+
+async def wait_converged(emulators: EmulatorProcess, ctx: OperatorContext, keys: list[Key], deadline: float) -> bool:
+    while await emulators.ask("ready") < len(keys):
+        if time.perf_counter() > deadline:
+            return False
+        await asyncio.sleep(0.25)
+    while not all(ctx.passes[key] for key in keys):  # Ready is written before a pass ends
+        await asyncio.sleep(0.01)
+    return True
+
+
+async def wait_quiet(emulators: EmulatorProcess, seconds: float = 1.0) -> None:
+    """Until no write arrived for `seconds`: kopf finishes its bookkeeping (finalizers, diff bases)."""
+    quiet_since, seen = time.perf_counter(), sum((await emulators.ask("counters"))["writes"])
+    while time.perf_counter() - quiet_since < seconds:
+        await asyncio.sleep(0.25)
+        now = sum((await emulators.ask("counters"))["writes"])
+        if now != seen:
+            quiet_since, seen = time.perf_counter(), now
+
+
+async def run(
+    tenants: int, timeout: float, direct_reads: bool, crds: Path | None, show_requests: bool, profile: str | None
+) -> int:
+    settings = OperatorSettings(resync_interval=3600.0, requeue_delay=5.0, read_from_watches=not direct_reads)
+    keys = [(f"tenant-{i}", f"t{i}") for i in range(tenants)]
+    async with EmulatorProcess(tenants, crds) as emulators:
+        load_at_start = load()
+        before, requests_before = await emulators.ask("counters"), await emulators.ask("requests")
+        profiler = cProfile.Profile(time.process_time) if profile else None
+        started, cpu_started = time.perf_counter(), time.process_time()
+        if profiler is not None:
+            profiler.enable()
+        async with running_operator(emulators.url, settings) as ctx:
+            if not await wait_converged(emulators, ctx, keys, started + timeout):
+                print(f"timed out: {await emulators.ask('ready')}/{tenants} ready after {timeout:.0f}s")
+                return 1
+            converged, operator_cpu = time.perf_counter() - started, time.process_time() - cpu_started
+            if profiler is not None and profile is not None:
+                profiler.disable()
+                profiler.dump_stats(profile)
+            at_create, requests_at_create = await emulators.ask("counters"), await emulators.ask("requests")
+            load_at_converge = load()
             create_passes = sum(ctx.passes.values())
-            # Let kopf finish its own bookkeeping (finalizers, diff-base annotations) before measuring.
-            quiet_since, seen = time.perf_counter(), writes(mgmt, insides)
-            while time.perf_counter() - quiet_since < 1.0:
-                await asyncio.sleep(0.1)
-                now = writes(mgmt, insides)
-                if now != seen:
-                    quiet_since, seen = time.perf_counter(), now
-            before = {key: ctx.passes[key] for key in keys}
-            writes_before, reads_before = writes(mgmt, insides), reads(mgmt, insides)
-            marks = [len(t.writes()) for t in [mgmt, *insides]]
-            for key in before:
+            await wait_quiet(emulators)
+            passes_before = {key: ctx.passes[key] for key in keys}
+            idle_before, idle_cpu = await emulators.ask("counters"), time.process_time()
+            for key in keys:
                 ctx.wakeup(key).set()
-            while any(ctx.passes[key] <= count for key, count in before.items()):
+            while any(ctx.passes[key] <= count for key, count in passes_before.items()):
                 await asyncio.sleep(0.05)
-            idle_writes = writes(mgmt, insides) - writes_before
-            idle_reads = reads(mgmt, insides) - reads_before
-            for t, mark in zip([mgmt, *insides], marks, strict=True):
-                for entry in t.writes()[mark:]:
-                    print(f"  idle write: {entry.verb} {entry.plural} {entry.namespace}/{entry.name}")
-        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"tenants: {tenants}")
-        print(f"reads: {'direct' if direct_reads else 'from watches'}")
-        print(f"time to converge: {converged:.2f}s"
-              f" (emulators answering requests: {emulator_share:.2f}s, {100 * emulator_share / converged:.0f}%)")
-        print(f"API requests per tenant at create: {create_requests / tenants:.1f}"
-              f" ({create_passes / tenants:.1f} reconcile passes per tenant)")
-        print(f"peak memory: {peak_mib:.0f} MiB (operator and all emulators, one process)")
-        print(f"reads per tenant per idle resync: {idle_reads / tenants:.2f}")
-        print(f"idle resync writes: {idle_writes}")
-        return 0 if idle_writes == 0 else 1
+            idle_cpu = time.process_time() - idle_cpu
+            idle_after = await emulators.ask("counters")
+            idle_writes = await emulators.ask("writes_since", idle_before["writes"])
+    emulators_cpu = at_create["cpu"] - before["cpu"]
+    operator_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    emulators_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(f"tenants: {tenants} (reads {'direct' if direct_reads else 'from watches'}, "
+          f"Kamaji and upstream CRDs {'seeded' if crds else 'absent'})")
+    print(f"load average: {load_at_start} at start, {load_at_converge} at convergence")
+    print(f"time to converge: {converged:.2f}s (emulators' CPU {emulators_cpu:.2f}s = "
+          f"{100 * emulators_cpu / converged:.0f}% of it; operator's CPU {operator_cpu:.2f}s)")
+    print(f"operator CPU per tenant at create: {1000 * operator_cpu / tenants:.1f} ms")
+    print(f"API requests per tenant at create: {(at_create['received'] - before['received']) / tenants:.1f}"
+          f" ({create_passes / tenants:.2f} reconcile passes per tenant)")
+    if show_requests:
+        print("\n".join(requests_table(requests_at_create - requests_before, tenants)))
+    print(f"peak memory (operator process): {operator_peak:.0f} MiB (emulators' process: {emulators_peak:.0f} MiB)")
+    print(f"operator CPU per tenant per idle resync: {1000 * idle_cpu / tenants:.2f} ms")
+    print(f"reads per tenant per idle resync: {(idle_after['reads'] - idle_before['reads']) / tenants:.2f}")
+    print(f"idle resync writes: {len(idle_writes)}")
+    for line in idle_writes:
+        print(f"  idle write: {line}")
+    return 0 if not idle_writes else 1
 
 
 def main() -> None:
@@ -157,8 +190,17 @@ def main() -> None:
     parser.add_argument("--tenants", type=int, default=200)
     parser.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds")
     parser.add_argument("--direct-reads", action="store_true", help="no watch cache: every read asks the API")
+    parser.add_argument("--requests", action="store_true", help="list the requests at create by verb and resource")
+    parser.add_argument("--log", default=os.devnull, help="where the operator's log lines go")
+    parser.add_argument("--profile", metavar="FILE", help="cProfile the operator until convergence into FILE (pstats)")
+    parser.add_argument(
+        "--crds", type=Path, default=Path(os.environ.get("TENANTCTL_SHARED", REPO.parent / "shared")) / "crds",
+        help="upstream CRDs to serve (Kamaji's among them); a missing directory serves none",
+    )
     args = parser.parse_args()
-    sys.exit(asyncio.run(run(args.tenants, args.timeout, args.direct_reads)))
+    log_to(args.log)
+    crds = args.crds if args.crds.is_dir() else None
+    sys.exit(asyncio.run(run(args.tenants, args.timeout, args.direct_reads, crds, args.requests, args.profile)))
 
 
 if __name__ == "__main__":

@@ -258,7 +258,8 @@ async def test_injected_conflicts_and_server_errors_converge(
     mgmt.fail(Fault("GET", "services", status=status, times=2))
     tenant.fail(Fault("PATCH", "clusterrolebindings", status=status, times=6))
     async with running_operator(mgmt):
-        await eventually(lambda: ready(mgmt), timeout=30)  # requeues double: 2, 4, 8 s of fake time
+        # Three failed passes for the control plane, one for the tenant: requeues of 2, 4, 8, 16 s of fake time.
+        await eventually(lambda: ready(mgmt), timeout=45)
     assert all(f.times == 0 for f in mgmt.faults + tenant.faults)
     assert mgmt.get("controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX) is not None
 

@@ -171,3 +171,23 @@ async def test_an_applied_crd_is_served_and_a_namespace_is_an_object_of_its_own(
         assert (await api.get(namespaces, "team") or {})["metadata"]["name"] == "team"
         assert await api.delete(namespaces, "team")
     assert mgmt.get("v1/namespaces", None, "team") is None
+
+
+async def test_a_watch_from_a_version_streams_only_what_is_newer(mgmt: KubeEmulator) -> None:
+    mgmt.put("v1/secrets", secret("listed", "a"))
+    async with client(mgmt) as api:
+        _, version = await api.list_versioned(SECRETS)
+        mgmt.put("v1/secrets", secret("added", "b"))
+        async for event in api.watch(SECRETS, version):
+            assert (event["type"], event["object"]["metadata"]["name"]) == ("ADDED", "added"), "not replayed"
+            break
+    assert mgmt.tally["WATCH", "secrets"] == 1 and mgmt.tally["LIST", "secrets"] == 1
+
+
+async def test_a_list_comes_in_pages_of_one_version(mgmt: KubeEmulator) -> None:
+    for i in range(5):
+        mgmt.put("v1/secrets", secret(f"s{i}", "a"))
+    async with client(mgmt) as api:
+        pages = [page async for page in api.list_pages(SECRETS, limit=2)]
+    assert [[s["metadata"]["name"] for s in items] for items, _ in pages] == [["s0", "s1"], ["s2", "s3"], ["s4"]]
+    assert len({version for _, version in pages}) == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -26,22 +27,39 @@ from tenantctl.operator.kube_cache import WatchCache
 from tenantctl.operator.metrics import Metrics, Outcome
 from tenantctl.operator.reconcile import PassResult, Scope, reconcile, status_patch
 from tenantctl.operator.settings import OperatorSettings, WebhookSettings
+from tenantctl.operator.talos_api import KamajiSchema
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
 from tenantctl.operator.tenant import TenantClients
+from tenantctl.operator.triggers import Triggers
 from tenantctl.operator.webhook_install import CLUSTER_WEBHOOK, POOL_WEBHOOK
+from tenantctl.render.meta import MANAGED_BY
+from tenantctl.render.talos_api import TENANT_CONTROL_PLANE_API
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["CLUSTER_WEBHOOK", "GROUP", "POOL_WEBHOOK", "VERSION", "OperatorContext", "build_registry"]
+__all__ = ["CLUSTER_WEBHOOK", "GC_THRESHOLDS", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", "OperatorContext",
+           "build_registry"]
 
 GROUP, VERSION = "tenantctl.io", "v1alpha1"
 TENANT_CLUSTERS = Resource(f"{GROUP}/{VERSION}", "TenantCluster", "tenantclusters", True)
 NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
 
 Key = tuple[str, str]
+OWNED = {"app.kubernetes.io/managed-by": MANAGED_BY}
+"""The label of every object the operator renders: the watch cache holds these, and what a pass names."""
+HELD_WHOLE = frozenset({
+    (f"{GROUP}/{VERSION}", "tenantclusters"), (f"{GROUP}/{VERSION}", "nodepools"),
+    ("v1", "services"), (TENANT_CONTROL_PLANE_API, "tenantcontrolplanes"),
+})
+"""Held whole by the watch cache: every one is read (a tenant's Service and TenantControlPlane are one
+each, and small); Secrets are not — other controllers keep many, large ones beside each tenant."""
 # 422: the request is understood and refused for its content, as the API server's own validation does.
 _REFUSED = 422
+# A pass allocates thousands of short-lived containers (decoded JSON). At Python's default first
+# threshold (700) they are scanned and promoted before they die, and the full collections that follow
+# walk the whole watch cache: a tenth of the operator's CPU at 500 tenants. At 50 000 they die young.
+GC_THRESHOLDS = (50_000, 20, 10)
 
 
 class KopfRecorder:
@@ -61,6 +79,26 @@ class KopfRecorder:
         kopf.warn(self._body, reason=reason, message=message)  # type: ignore[arg-type]
 
 
+class NoDiffBase(kopf.DiffBaseStorage):
+    """No last-handled state: the operator registers no creation, update or resume handlers.
+
+    Passes start from events and resyncs, and teardown from the deletion timestamp, so kopf has no
+    diff to compute. Its default storage deep-copied every body on every event and patched a copy of
+    each spec into an annotation of every TenantCluster and NodePool (a request and a watch event per
+    object). An `on.create`/`on.update`/`on.resume` handler would never fire with this storage
+    (`test_handlers_need_no_diff_base` keeps it so).
+    """
+
+    def build(self, *, body: kopf.Body, extra_fields: Any = None) -> kopf.BodyEssence:
+        return kopf.BodyEssence()
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        return kopf.BodyEssence()
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        return None
+
+
 @dataclass
 class OperatorContext:
     """What every handler shares: the management connection, one client, per-cluster wake-ups."""
@@ -72,8 +110,10 @@ class OperatorContext:
     _locks: dict[Key, asyncio.Lock] = field(default_factory=dict)
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     tenant_clients: TenantClients = field(default_factory=TenantClients)
+    kamaji: KamajiSchema = field(default_factory=KamajiSchema)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
+    triggers: Triggers = field(default_factory=Triggers)
     metrics: Metrics = field(default_factory=Metrics)
     _metrics_server: web.AppRunner | None = None
 
@@ -84,7 +124,9 @@ class OperatorContext:
         return self._api
 
     async def start(self) -> None:
-        cache = WatchCache(sync_timeout=self.settings.retry.timeout) if self.settings.read_from_watches else None
+        cache = None
+        if self.settings.read_from_watches:
+            cache = WatchCache(sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=HELD_WHOLE)
         self._api = KubeClient(
             self.connection,
             field_manager=self.settings.field_manager,
@@ -94,6 +136,7 @@ class OperatorContext:
         )
         await self._api.__aenter__()
         self._gate = asyncio.Semaphore(self.settings.concurrent_passes)
+        self.kamaji = KamajiSchema(ttl=self.settings.resync_interval)
         if self.settings.metrics is not None:
             self._metrics_server = await self.metrics.serve(self.settings.metrics)
 
@@ -193,15 +236,18 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     """Read, reconcile, write the status; None when the cluster is gone or going."""
     api = ctx.api
     body = await api.get(TENANT_CLUSTERS, name, namespace)
-    if body is None or body["metadata"].get("deletionTimestamp"):
+    going = body is None or body["metadata"].get("deletionTimestamp")
+    pools = [] if going else await _pools_of(api, namespace, name, excluding_pool)
+    if ctx.triggers.read((namespace, name), [body, *pools] if body is not None else []):
+        ctx.wake((namespace, name))
+    if body is None or going:
         return None
-    pools = await _pools_of(api, namespace, name, excluding_pool)
     own = finalizer_of(ctx.settings.shard)
     for res, obj in ((TENANT_CLUSTERS, body), *((NODE_POOLS, p) for p in pools)):
         await take_over(api, res, obj, own)
     scope = Scope(
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
-        tenant_clients=ctx.tenant_clients,
+        tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji,
     )
     result = await reconcile(scope)
     await _write_status(api, TENANT_CLUSTERS, body, result.status)
@@ -243,11 +289,12 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
 
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        gc.set_threshold(*GC_THRESHOLDS)
         settings.persistence.finalizer = own
         settings.posting.level = logging.INFO
         settings.posting.loggers = False
         settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
-        settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(prefix="tenantctl.io")
+        settings.persistence.diffbase_storage = NoDiffBase()
         if ctx.settings.webhook is not None:
             settings.admission.server = _webhook_server(ctx.settings.webhook)
         await ctx.start()
@@ -269,6 +316,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         with ctx.watching((namespace, name)) as wakeup:
             while not stopped:
                 wakeup.clear()
+                ctx.triggers.scheduled((namespace, name))
                 try:
                     requeue = await run_pass(ctx, namespace, name)
                 except APIError as exc:
@@ -287,7 +335,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     async def cluster_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
         if event["type"] != "DELETED" and orphaned(body, own):
             await _until_done(ctx, TENANT_CLUSTERS, namespace, name, lambda: tear_down(dict(body), namespace, name))
-        elif _needs_pass(body):
+        elif _needs_pass(body) and ctx.triggers.wakes((namespace, name), body):
             ctx.wake((namespace, name))
 
     @kopf.on.event(**pools)  # type: ignore[arg-type]
@@ -299,13 +347,15 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         if not _needs_pass(body) or not cluster or body.get("metadata", {}).get("deletionTimestamp"):
             return
         if (namespace, str(cluster)) in ctx.watched:
-            ctx.wake((namespace, str(cluster)))
+            if ctx.triggers.wakes((namespace, str(cluster)), body):
+                ctx.wake((namespace, str(cluster)))
         elif await ctx.api.get(TENANT_CLUSTERS, str(cluster), namespace) is None:
             await _write_status(ctx.api, NODE_POOLS, body, _orphan_status(body, namespace, str(cluster)))
 
     async def pool_gone(body: kopf.Body, namespace: str, name: str) -> None:
         """Prune the pool's objects through a pass of its cluster that no longer sees the pool."""
         cluster = (body.get("spec") or {}).get("cluster")
+        ctx.triggers.forget("NodePool", namespace, name)
         if cluster:
             await run_pass(ctx, namespace, str(cluster), excluding_pool=name)
         await release(ctx.api, NODE_POOLS, namespace, name, own)
@@ -325,6 +375,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 await _write_status(api, TENANT_CLUSTERS, current, wanted)
 
         await ctx.tenant_clients.forget(f"{namespace}/{name}")
+        ctx.triggers.forget("TenantCluster", namespace, name)
         async with ctx.lock((namespace, name)):
             scope = TeardownScope(
                 api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress

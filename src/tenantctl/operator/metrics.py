@@ -14,7 +14,7 @@ Series:
 
 from __future__ import annotations
 
-from collections import Counter
+import collections
 from typing import TYPE_CHECKING, Any
 
 from tenantctl.operator.conditions import StepOutcome
@@ -61,8 +61,8 @@ class Metrics:
             registry=self.registry,
         )
         self._phases: dict[Key, str] = {}
-        self._known: set[str] = set()
-        """Every phase once seen stays a series (at 0), so a tenant leaving a phase shows as a drop."""
+        self._counts: collections.Counter[str] = collections.Counter()
+        """Tenants per phase; a phase once seen stays a series (at 0), so a tenant leaving it shows as a drop."""
 
     def request(self, verb: str, status: int | None) -> None:
         """One API request attempt; `status` None when no answer came (connection failure, timeout)."""
@@ -74,16 +74,18 @@ class Metrics:
         self.pass_seconds.observe(seconds)
 
     def phase(self, key: Key, phase: str | None) -> None:
-        """Record the tenant's phase (None: it is gone) and recount the gauge."""
-        if phase is None:
-            self._phases.pop(key, None)
-        else:
-            self._phases[key] = phase
+        """Record the tenant's phase (None: it is gone) and move it between the gauge's series."""
+        previous = self._phases.pop(key, None) if phase is None else self._phases.get(key)
         if phase is not None:
-            self._known.add(phase)
-        counts = Counter(self._phases.values())
-        for known in self._known:
-            self.tenants.labels(phase=known).set(counts.get(known, 0))
+            self._phases[key] = phase
+        if previous == phase:
+            return
+        if previous is not None:
+            self._counts[previous] -= 1
+            self.tenants.labels(phase=previous).set(self._counts[previous])
+        if phase is not None:
+            self._counts[phase] += 1
+            self.tenants.labels(phase=phase).set(self._counts[phase])
 
     def teardown_leftovers(self, steps: list[dict[str, Any]]) -> None:
         for step in steps:

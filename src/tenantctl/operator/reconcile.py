@@ -18,7 +18,7 @@ from tenantctl.operator.events import Recorder
 from tenantctl.operator.kube import APIError, KubeClient
 from tenantctl.operator.observe import Observation, ensure_talos_secrets, observe
 from tenantctl.operator.settings import OperatorSettings
-from tenantctl.operator.talos_api import TalosAPIResult, publish_trustd
+from tenantctl.operator.talos_api import KamajiSchema, TalosAPIResult, publish_trustd
 from tenantctl.operator.tenant import BootstrapResult, TenantClients, bootstrap_tenant
 from tenantctl.problems import InvalidInput
 from tenantctl.render import Names, render_cluster
@@ -52,6 +52,8 @@ class Scope:
     talos_api: TalosAPIResult | None = None
     tenant_clients: TenantClients | None = None
     """The operator's open tenant clients (None: one client per pass)."""
+    kamaji: KamajiSchema | None = None
+    """The operator's shared verdict on the installed Kamaji (None: read it in this pass)."""
 
     @property
     def generation(self) -> int | None:
@@ -105,7 +107,7 @@ async def reconcile(scope: Scope) -> PassResult:
         scope.apply_error = (Reason.API_ERROR, str(exc))
         return _result(scope)
     _tell_credentials(scope)
-    scope.talos_api = await publish_trustd(scope.api, scope.cluster)
+    scope.talos_api = await publish_trustd(scope.api, scope.cluster, scope.kamaji)
     _tell_talos_api(scope)
     observed = scope.observation.observed
     if observed is not None:

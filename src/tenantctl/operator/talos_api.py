@@ -1,16 +1,17 @@
 """Publish trustd on the tenant's apiserver Service by applying one field of Kamaji's TenantControlPlane.
 
-Once per pass: read the TenantControlPlane CRD (does the installed Kamaji know `additionalPorts`?),
-then the tenant's TenantControlPlane (has the provider created it?), and apply the port only when the
-live object lacks it. The provider's updates carry our field along, so an idle pass writes nothing; a
-field someone removed comes back on the next pass. Nothing here fails a pass: every outcome is the
-`TalosAPI` condition.
+Once per pass: ask whether the installed Kamaji knows `additionalPorts` (its TenantControlPlane CRD,
+judged once per interval for every tenant), then read the tenant's TenantControlPlane (has the
+provider created it?), and apply the port only when the live object lacks it. The provider's updates
+carry our field along, so an idle pass writes nothing; a field someone removed comes back on the next
+pass. Nothing here fails a pass: every outcome is the `TalosAPI` condition.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tenantctl.operator.apply import covers
@@ -25,7 +26,7 @@ from tenantctl.render.talos_api import (
 )
 from tenantctl.spec import TenantCluster
 
-__all__ = ["CRD_NAME", "TalosAPIResult", "publish_trustd", "schema_has_additional_ports"]
+__all__ = ["CRD_NAME", "KamajiSchema", "TalosAPIResult", "publish_trustd", "schema_has_additional_ports"]
 
 CRD_NAME = "tenantcontrolplanes.kamaji.clastix.io"
 _CRDS = Resource("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False)
@@ -61,23 +62,52 @@ def _has_port(live: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     return isinstance(node, list) and any(covers(port, entry) for port in node)
 
 
-async def publish_trustd(api: KubeClient, cluster: TenantCluster) -> TalosAPIResult:
+async def _schema_refusal(api: KubeClient) -> TalosAPIResult | None:
+    """Why the installed Kamaji cannot take the port, or None when it can."""
+    crd = await api.get(_CRDS, CRD_NAME, cached=False)
+    if crd is None:
+        return TalosAPIResult(False, Reason.KAMAJI_MISSING,
+                              f"the management cluster has no {CRD_NAME} CRD; install Kamaji "
+                              f"{KAMAJI_RELEASE_WITH_ADDITIONAL_PORTS} or later")
+    if not schema_has_additional_ports(crd):
+        return TalosAPIResult(False, Reason.KAMAJI_TOO_OLD,
+                              f"the installed Kamaji's TenantControlPlane has no spec.controlPlane.service."
+                              f"additionalPorts, so trustd ({TRUSTD_PORT}) cannot be published and workers "
+                              f"have no Talos API; upgrade Kamaji to {KAMAJI_RELEASE_WITH_ADDITIONAL_PORTS} "
+                              "or later")
+    return None
+
+
+@dataclass
+class KamajiSchema:
+    """The installed Kamaji's verdict, read at most once per `ttl` seconds and shared by every tenant.
+
+    The CRD is the same for all tenants and large (about 600 KiB with descriptions): judging it in
+    every pass, or holding every CRD of the cluster in the watch cache, costs far more than the answer
+    is worth. A Kamaji upgrade is seen within `ttl`; a failed read is not remembered.
+    """
+
+    ttl: float = 0.0
+    _judged: tuple[float, TalosAPIResult | None] | None = None
+    _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def refusal(self, api: KubeClient) -> TalosAPIResult | None:
+        async with self._lock:  # the first passes of a thousand tenants share one read
+            now = asyncio.get_running_loop().time()
+            if self._judged is None or now - self._judged[0] >= self.ttl:
+                self._judged = (now, await _schema_refusal(api))
+            return self._judged[1]
+
+
+async def publish_trustd(api: KubeClient, cluster: TenantCluster, schema: KamajiSchema | None = None) -> TalosAPIResult:
     """Apply the trustd port on the tenant's TenantControlPlane when the installed Kamaji supports it."""
     wanted = trustd_service_port(cluster)
     ns, name = wanted["metadata"]["namespace"], wanted["metadata"]["name"]
     where = f"TenantControlPlane {ns}/{name}"
     try:
-        crd = await api.get(_CRDS, CRD_NAME)
-        if crd is None:
-            return TalosAPIResult(False, Reason.KAMAJI_MISSING,
-                                  f"the management cluster has no {CRD_NAME} CRD; install Kamaji "
-                                  f"{KAMAJI_RELEASE_WITH_ADDITIONAL_PORTS} or later")
-        if not schema_has_additional_ports(crd):
-            return TalosAPIResult(False, Reason.KAMAJI_TOO_OLD,
-                                  f"the installed Kamaji's TenantControlPlane has no spec.controlPlane.service."
-                                  f"additionalPorts, so trustd ({TRUSTD_PORT}) cannot be published and workers "
-                                  f"have no Talos API; upgrade Kamaji to {KAMAJI_RELEASE_WITH_ADDITIONAL_PORTS} "
-                                  "or later")
+        refusal = await (schema or KamajiSchema()).refusal(api)
+        if refusal is not None:
+            return refusal
         res = await api.resource(TENANT_CONTROL_PLANE_API, "TenantControlPlane")
         live = await api.get(res, name, ns) if res is not None else None
         if live is None:

@@ -21,14 +21,25 @@ __all__ = ["BootstrapResult", "TenantClients", "admin_connection", "bootstrap_te
 ADMIN_KUBECONFIG_KEY = "super-admin.svc"
 
 
-async def admin_connection(api: KubeClient, cluster: TenantCluster) -> Connection | None:
-    """The tenant's admin connection, or None while Kamaji has not written the kubeconfig Secret."""
+async def _admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> str | None:
+    """The kubeconfig Kamaji writes, as the Secret holds it (base64), or None while it has not."""
     names = Names(cluster)
     secret = await api.get(await api.require("v1", "Secret"), names.admin_kubeconfig, names.namespace)
     data = ((secret or {}).get("data") or {}).get(ADMIN_KUBECONFIG_KEY)
-    if not data:
-        return None
-    return Connection.from_kubeconfig(yaml.safe_load(base64.b64decode(data)))
+    return str(data) if data else None
+
+
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: a tenth of the time
+
+
+def _connection(kubeconfig: str) -> Connection:
+    return Connection.from_kubeconfig(yaml.load(base64.b64decode(kubeconfig), Loader=_LOADER))
+
+
+async def admin_connection(api: KubeClient, cluster: TenantCluster) -> Connection | None:
+    """The tenant's admin connection, or None while Kamaji has not written the kubeconfig Secret."""
+    kubeconfig = await _admin_kubeconfig(api, cluster)
+    return _connection(kubeconfig) if kubeconfig is not None else None
 
 
 def tenant_client(connection: Connection, settings: OperatorSettings) -> KubeClient:
@@ -49,15 +60,15 @@ class TenantClients:
     _clients: dict[str, tuple[str, KubeClient]] = field(default_factory=dict)
     _verified: dict[str, tuple[str, float]] = field(default_factory=dict)
 
-    async def client(self, key: str, connection: Connection, settings: OperatorSettings) -> KubeClient:
-        identity = repr(connection.config)
+    async def client(self, key: str, kubeconfig: str, settings: OperatorSettings) -> KubeClient:
+        """The open client for the admin kubeconfig as Kamaji wrote it (parsed again only when it changes)."""
         held = self._clients.get(key)
-        if held is not None and held[0] == identity:
+        if held is not None and held[0] == kubeconfig:
             return held[1]
         if held is not None:
             await held[1].close()
-        client = await tenant_client(connection, settings).__aenter__()
-        self._clients[key] = (identity, client)
+        client = await tenant_client(_connection(kubeconfig), settings).__aenter__()
+        self._clients[key] = (kubeconfig, client)
         return client
 
     def verified_recently(self, key: str, digest: str, recheck: float) -> bool:
@@ -97,25 +108,25 @@ async def bootstrap_tenant(
     With `clients` (the operator's), the tenant's client is kept open across passes and an unchanged
     bootstrap verified less than `tenant_recheck_interval` ago costs one probe.
     """
-    connection = await admin_connection(api, cluster)
-    if connection is None:
+    kubeconfig = await _admin_kubeconfig(api, cluster)
+    if kubeconfig is None:
         return BootstrapResult(False, f"no admin kubeconfig Secret {Names(cluster).admin_kubeconfig} yet")
     if clients is None:
-        async with tenant_client(connection, settings) as tenant:
-            return await _bootstrap(tenant, connection, cluster, observed, settings, None)
+        async with tenant_client(_connection(kubeconfig), settings) as tenant:
+            return await _bootstrap(tenant, cluster, observed, settings, None)
     key = f"{cluster.metadata.namespace}/{cluster.metadata.name}"
-    tenant = await clients.client(key, connection, settings)
-    return await _bootstrap(tenant, connection, cluster, observed, settings, (clients, key))
+    tenant = await clients.client(key, kubeconfig, settings)
+    return await _bootstrap(tenant, cluster, observed, settings, (clients, key))
 
 
 async def _bootstrap(
     tenant: KubeClient,
-    connection: Connection,
     cluster: TenantCluster,
     observed: ObservedState,
     settings: OperatorSettings,
     memo: tuple[TenantClients, str] | None,
 ) -> BootstrapResult:
+    connection = tenant.connection
     objects = render_tenant_bootstrap(cluster, observed)
     digest = hashlib.sha256(json.dumps([connection.server, objects], sort_keys=True).encode()).hexdigest()
     applied: list[str] = []
