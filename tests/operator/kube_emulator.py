@@ -2,8 +2,11 @@
 
 Added to the stock emulator: bearer-token authentication (optional), server-side apply (create or
 replace the applied fields; a no-op apply changes nothing; on objects another controller owns, only
-the applied leaves), label-selector lists, generation/resourceVersion bookkeeping, CABPT's
-`TalosConfigTemplate.Spec is immutable` webhook,
+the applied leaves), label-selector lists, generation/resourceVersion bookkeeping, JSON-patch `test`
+operations (422 when one fails), no new finalizer on an object being deleted (422, as the API
+server's metadata validation answers), a CustomResourceDefinition created or applied through the API
+served at once (a real one is established a moment later), `/api/v1/namespaces/<name>` as the
+Namespace object, CABPT's `TalosConfigTemplate.Spec is immutable` webhook,
 the PVC-protection / PV-release controllers a teardown waits on, injected faults (an HTTP
 status or silence) for chosen requests, watches from a resourceVersion that stream only what is newer
 (as a real server does), and a tally of requests by verb and resource for the scale benchmark.
@@ -26,12 +29,14 @@ from typing import Any
 
 import aiohttp.web
 import attrs
+import jsonpatch
 import kmock
 import msgspec
 from kmock import KubernetesObjectNotFoundError
 from kmock._internal import rendering  # the request type kmock hands to `_handle`
+from kmock._internal.dicts import patch_dict  # the patch semantics kmock stores objects with
 
-__all__ = ["CORE", "Fault", "JournalEntry", "KubeEmulator", "declare"]
+__all__ = ["CORE", "Fault", "JournalEntry", "KubeEmulator", "declare", "matches_selector"]
 
 # One clock for every emulator of a test, so the order of writes across APIs can be asserted.
 _SEQUENCE = itertools.count(1)
@@ -130,7 +135,34 @@ def _deep_merged(current: Mapping[str, Any], applied: Mapping[str, Any]) -> dict
     return out
 
 
-def _matches_selector(labels: Mapping[str, str], expr: str) -> bool:
+def _refuse_new_finalizers(current: Mapping[str, Any], body: Mapping[str, Any]) -> None:
+    """The API server's metadata validation: once an object is being deleted, finalizers only go."""
+    meta = current.get("metadata") or {}
+    added = set((body.get("metadata") or {}).get("finalizers") or []) - set(meta.get("finalizers") or [])
+    if meta.get("deletionTimestamp") and added:
+        raise kmock.KubernetesError(
+            status=422, reason="Invalid",
+            message=f"metadata.finalizers: Forbidden: no new finalizers can be added if the object is being "
+                    f"deleted, found new finalizers {sorted(added)}",
+        )
+
+
+_NAMESPACE_ACTIONS = {"GET": kmock.action.FETCH, "PATCH": kmock.action.UPDATE, "DELETE": kmock.action.DELETE}
+
+
+def _namespace_object(request: rendering.Request) -> rendering.Request:
+    """`/api/v1/namespaces/<name>` is the Namespace object; kmock reads it as the scope of a resource."""
+    name = request.namespace
+    plural = request.resource.plural if request.resource is not None else None
+    if plural or not name or request.url.path.rstrip("/") != f"/api/v1/namespaces/{name}":
+        return request
+    return attrs.evolve(
+        request, resource=kmock.resource("v1/namespaces"), namespace=None, name=name,
+        action=_NAMESPACE_ACTIONS.get(request.method.value),
+    )
+
+
+def matches_selector(labels: Mapping[str, str], expr: str) -> bool:
     for term in filter(None, expr.split(",")):
         if "!=" in term:
             key, value = term.split("!=", 1)
@@ -274,6 +306,10 @@ class KubeEmulator(kmock.KubernetesEmulator):
             return await self._render_error(
                 kmock.KubernetesError(status=fault.status, reason="Injected", message=fault.message)
             )
+        if (named := _namespace_object(request)) is not request:
+            with contextlib.suppress(ValueError):
+                self._requests.remove(request)
+            request = named
         if request.resource is None or not request.resource.plural or request.action in (kmock.action.WATCH, None):
             return await super()._handle(request)  # discovery and watch streams: kmock's own serving
         # kmock matches every request against every earlier one; answering the verbs here keeps
@@ -335,6 +371,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         meta.update(uid=str(uuid.uuid4()), generation=1, creationTimestamp=_now())
         meta["resourceVersion"] = str(next(self._rv))
         self._store(plural, meta.get("namespace"), meta["name"], body)
+        self._establish(plural, body)
         self._note("create", request, meta.get("namespace"), meta["name"])
         await self._publish(request, "ADDED", body)
         return body
@@ -364,9 +401,13 @@ class KubeEmulator(kmock.KubernetesEmulator):
                     raise kmock.KubernetesError(
                         status=422, reason="Invalid", message=f"resourceVersion is {version}, tested {op['value']}"
                     )
-            patch = [op for op in patch if op.get("op") != "test"]
+            patch = [op for op in patch if op.get("op") != "test" or op.get("path") != "/metadata/resourceVersion"]
         elif request.subresource == "status":
             patch = {"status": (patch or {}).get("status")}
+        try:
+            _refuse_new_finalizers(current, patch_dict(current, patch))
+        except jsonpatch.JsonPatchException as exc:  # a `test` that failed, or a path that is not there
+            raise kmock.KubernetesError(status=422, reason="Invalid", message=f"JSON patch refused: {exc}") from exc
         obj = self.objects[_res(plural), request.namespace, request.name or ""]
         obj.patch(patch)
         body = copy.deepcopy(obj.raw)
@@ -442,6 +483,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 self.objects[_res(key[0]), key[1], key[2]].history.append(body)
                 event, verb, status = "MODIFIED", "apply-update", 200
             self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", key[1], key[2]))
+            self._establish(key[0], body)
             await self._buses[request.resource].put({"type": event, "object": copy.deepcopy(body)})
         return _json(body, status)
 
@@ -464,6 +506,18 @@ class KubeEmulator(kmock.KubernetesEmulator):
         self.objects[_res(plural), namespace, name] = body
         self._index.setdefault(plural, {})[namespace, name] = None
 
+    def _establish(self, plural: str, crd: Mapping[str, Any]) -> None:
+        """Serve every served version of a CustomResourceDefinition, as the API server does once it is established."""
+        if plural != "apiextensions.k8s.io/v1/customresourcedefinitions" or not isinstance(crd.get("spec"), Mapping):
+            return
+        spec = crd["spec"]
+        names = spec.get("names") or {}
+        declare(self, [
+            (f"{spec['group']}/{version['name']}/{names['plural']}", names["kind"], spec.get("scope") == "Namespaced",
+             tuple(version.get("subresources") or ()))
+            for version in spec.get("versions") or [] if version.get("served")
+        ])
+
     async def _serve_list(self, request: rendering.Request) -> rendering.Payload:
         """Objects of one resource (in one namespace), by label selector, `limit` at a time (`continue`
         names the next page and the first page's resourceVersion); an index keeps it per-resource."""
@@ -476,7 +530,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
             if request.namespace is not None and namespace != request.namespace:
                 continue
             obj = self.get(plural, namespace, name, copied=False)
-            if obj is not None and _matches_selector(obj.get("metadata", {}).get("labels") or {}, expr):
+            if obj is not None and matches_selector(obj.get("metadata", {}).get("labels") or {}, expr):
                 items.append(obj)
         start, _, version = (request.params.get("continue") or "0:").partition(":")
         version = version or str(next(self._rv))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import base64
 import contextlib
 import copy
 import functools
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -197,6 +199,61 @@ async def running_operator(
     finally:
         stop.set()
         await asyncio.wait_for(task, 15)
+
+
+_PARSING = threading.RLock()
+_parse = ast.parse
+
+
+def _one_parse_at_a_time(*args: Any, **kwargs: Any) -> Any:
+    with _PARSING:
+        return _parse(*args, **kwargs)
+
+
+def _serialise_ast_parsing() -> None:
+    """CPython 3.11 keeps the AST converter's recursion depth in state all threads share (gh-106905): an
+    operator thread formatting a traceback (3.11's error carets call `ast.parse`) while another thread
+    parses leaves it inconsistent, and a later parse, pytest's own included, fails with `SystemError: AST
+    constructor recursion depth mismatch`. Parsing one at a time keeps it consistent."""
+    ast.parse = _one_parse_at_a_time
+
+
+@contextlib.asynccontextmanager
+async def operator_thread(
+    mgmt: KubeEmulator, settings: OperatorSettings = FAST, *, peering: str | None = None, identity: str | None = None,
+    priority: int = 0,
+) -> AsyncIterator[OperatorContext]:
+    """The whole kopf engine on an event loop of its own, as a separate process runs it.
+
+    kopf takes every task created on its loop after it started for one of its own and cancels it as it
+    exits, so engines sharing the test's loop cannot stop independently (an old shard layout going
+    while the new one runs, a peer leaving). Without `peering` it runs standalone.
+    """
+    _serialise_ast_parsing()
+    ctx = OperatorContext(Connection.from_server(str(mgmt.url).rstrip("/")), settings)
+    stop, ready = threading.Event(), threading.Event()
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(kopf.operator(
+                registry=build_registry(ctx), clusterwide=True, standalone=peering is None, peering_name=peering,
+                priority=priority if peering else None, identity=identity, stop_flag=stop, ready_flag=ready,
+            ))
+        except BaseException as exc:  # handed to the test's loop below
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name=f"operator {settings.shard} {identity or ''}")
+    thread.start()
+    try:
+        assert await asyncio.to_thread(ready.wait, 10), f"the operator did not start: {failed}"
+        yield ctx
+    finally:
+        stop.set()
+        await asyncio.to_thread(thread.join, 15)
+        assert not thread.is_alive(), "the operator did not stop"
+    if failed:
+        raise failed[0]
 
 
 async def eventually(check: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05) -> Any:

@@ -8,6 +8,7 @@ import pytest
 from kube_emulator import IMMUTABLE_TCT, PVC_PROTECTION, Fault, KubeEmulator, declare
 
 from tenantctl.operator.kube import (
+    APIError,
     Connection,
     ImmutableFieldError,
     KubeClient,
@@ -128,6 +129,48 @@ async def test_an_apply_on_an_object_another_controller_owns_sets_only_the_appli
     assert service == {"serviceType": "LoadBalancer", "additionalPorts": [{"name": "y"}]}
     assert live["spec"]["kubernetes"] == {"version": "v1.33.0"}
     assert [e.verb for e in mgmt.writes()] == ["apply-update"], "the repeat is a no-op"
+
+
+async def test_a_json_patch_applies_only_while_its_tests_hold(mgmt: KubeEmulator) -> None:
+    async with client(mgmt) as api:
+        await api.apply(SECRETS, secret("a", "1"))
+        replace = [{"op": "test", "path": "/stringData", "value": {"k": "1"}},
+                   {"op": "replace", "path": "/stringData", "value": {"k": "2"}}]
+        await api.json_patch(SECRETS, "a", "ns", replace)
+        with pytest.raises(APIError) as refused:
+            await api.json_patch(SECRETS, "a", "ns", replace)
+    assert refused.value.status == 422
+    assert mgmt.get("v1/secrets", "ns", "a")["stringData"] == {"k": "2"}  # type: ignore[index]
+
+
+async def test_an_object_being_deleted_takes_no_new_finalizer_and_goes_with_its_last(mgmt: KubeEmulator) -> None:
+    held = {**secret("a", "1"), "metadata": {"name": "a", "namespace": "ns", "finalizers": ["x/a"]}}
+    async with client(mgmt) as api:
+        await api.apply(SECRETS, held)
+        await api.delete(SECRETS, "a", "ns")
+        with pytest.raises(APIError, match="no new finalizers") as refused:
+            await api.merge_patch(SECRETS, "a", "ns", {"metadata": {"finalizers": ["x/a", "x/b"]}})
+        assert refused.value.status == 422
+        await api.merge_patch(SECRETS, "a", "ns", {"metadata": {"finalizers": []}})
+    assert mgmt.get("v1/secrets", "ns", "a") is None
+
+
+async def test_an_applied_crd_is_served_and_a_namespace_is_an_object_of_its_own(mgmt: KubeEmulator) -> None:
+    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+           "metadata": {"name": "widgets.example.com"},
+           "spec": {"group": "example.com", "scope": "Namespaced", "names": {"kind": "Widget", "plural": "widgets"},
+                    "versions": [{"name": "v1", "served": True, "subresources": {"status": {}}}]}}
+    crds = Resource("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False)
+    namespaces = Resource("v1", "Namespace", "namespaces", False)
+    async with client(mgmt) as api:
+        assert await api.resource("example.com/v1", "Widget") is None
+        await api.apply(crds, crd)
+    async with client(mgmt) as api:
+        assert await api.resource("example.com/v1", "Widget") == Resource("example.com/v1", "Widget", "widgets", True)
+        await api.apply(namespaces, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+        assert (await api.get(namespaces, "team") or {})["metadata"]["name"] == "team"
+        assert await api.delete(namespaces, "team")
+    assert mgmt.get("v1/namespaces", None, "team") is None
 
 
 async def test_a_watch_from_a_version_streams_only_what_is_newer(mgmt: KubeEmulator) -> None:

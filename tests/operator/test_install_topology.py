@@ -10,7 +10,9 @@ import yaml
 from typer.testing import CliRunner
 
 import tenantctl
+from tenant_support import REPO
 from tenantctl.cli import app
+from tenantctl.operator.flags import image_problem
 from tenantctl.operator.install import DEFAULT_IMAGE, IMAGE_REPOSITORY, METRICS_PORT, install_objects
 from tenantctl.operator.settings import OperatorSettings
 from tenantctl.operator.sharding import Shard
@@ -116,3 +118,19 @@ def test_the_rendered_image_is_the_package_version() -> None:
     assert f"{IMAGE_REPOSITORY}:{tenantctl.__version__}" == DEFAULT_IMAGE
     (workload,) = of_kind(printed(), "StatefulSet")
     assert workload["spec"]["template"]["spec"]["containers"][0]["image"] == DEFAULT_IMAGE
+
+
+def test_the_default_image_is_a_reference_install_itself_accepts() -> None:
+    """A package version with a local part (`0.2.0+g1234`) would make a tag no registry takes."""
+    assert image_problem(DEFAULT_IMAGE) is None
+
+
+def test_make_image_tags_the_build_with_the_rendered_reference() -> None:
+    recipe = (REPO / "Makefile").read_text().split("\nimage:", 1)[1].split("\n\n", 1)[0]
+    assert "from tenantctl.operator.install import DEFAULT_IMAGE" in recipe and "-t $$tag" in recipe
+
+
+def test_an_image_given_runs_every_shard() -> None:
+    image = "registry.example.org/mirror/tenantctl:0.1.0"
+    workloads = of_kind(printed("--shards", "3", "--image", image), "StatefulSet")
+    assert [w["spec"]["template"]["spec"]["containers"][0]["image"] for w in workloads] == [image] * 3

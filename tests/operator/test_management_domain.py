@@ -15,6 +15,7 @@ from operator_support import (
     FAST,
     condition,
     eventually,
+    kubeconfig_for,
     management,
     running_operator,
     seed_control_plane,
@@ -61,13 +62,16 @@ def test_observed_from_the_pods_resolv_conf(tmp_path: Path) -> None:
     assert _observed_management_domain(tmp_path / "absent") is None
 
 
-def test_a_given_domain_that_is_not_one_is_refused() -> None:
+def test_a_given_domain_that_is_not_one_is_refused(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(kubeconfig_for("http://127.0.0.1:9"))
     result = subprocess.run(
-        [sys.executable, "-m", "tenantctl", "operator", "--management-cluster-domain", "Bad Domain"],
+        [sys.executable, "-m", "tenantctl", "operator", "--management-cluster-domain", "Bad Domain",
+         "--kubeconfig", str(kubeconfig)],
         capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 2
-    assert result.stderr == "--management-cluster-domain: 'Bad Domain' is not a DNS domain\n"
+    assert result.stderr == "--management-cluster-domain: 'Bad Domain' is not a DNS domain (e.g. cluster.local)\n"
     assert result.stdout == ""
 
 

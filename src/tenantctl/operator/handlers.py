@@ -12,7 +12,7 @@ import contextlib
 import gc
 import logging
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -21,12 +21,12 @@ import kopf
 from tenantctl.operator.admission import review
 from tenantctl.operator.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.events import object_logger
+from tenantctl.operator.finalizers import finalizer_of, orphaned, release, take_over
 from tenantctl.operator.kube import APIError, Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.kube_cache import WatchCache
 from tenantctl.operator.metrics import Metrics, Outcome
 from tenantctl.operator.reconcile import PassResult, Scope, reconcile, status_patch
 from tenantctl.operator.settings import OperatorSettings, WebhookSettings
-from tenantctl.operator.sharding import Shard
 from tenantctl.operator.talos_api import KamajiSchema
 from tenantctl.operator.teardown import TeardownReport, TeardownScope, teardown
 from tenantctl.operator.tenant import TenantClients
@@ -38,11 +38,10 @@ from tenantctl.render.talos_api import TENANT_CONTROL_PLANE_API
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["CLUSTER_WEBHOOK", "FINALIZER", "GC_THRESHOLDS", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase",
-           "OperatorContext", "build_registry", "shard_finalizer"]
+__all__ = ["CLUSTER_WEBHOOK", "GC_THRESHOLDS", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", "OperatorContext",
+           "build_registry"]
 
 GROUP, VERSION = "tenantctl.io", "v1alpha1"
-FINALIZER = "tenantctl.io/teardown"
 TENANT_CLUSTERS = Resource(f"{GROUP}/{VERSION}", "TenantCluster", "tenantclusters", True)
 NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
 
@@ -243,6 +242,9 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
         ctx.wake((namespace, name))
     if body is None or going:
         return None
+    own = finalizer_of(ctx.settings.shard)
+    for res, obj in ((TENANT_CLUSTERS, body), *((NODE_POOLS, p) for p in pools)):
+        await take_over(api, res, obj, own)
     scope = Scope(
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
         tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji,
@@ -268,20 +270,11 @@ def _needs_pass(body: Mapping[str, Any]) -> bool:
     return bool(body.get("metadata", {}).get("generation") != status.get("observedGeneration"))
 
 
-def shard_finalizer(shard: Shard) -> str:
-    """Each shard index holds its own finalizer: kopf removes its finalizer from objects it does not own.
-
-    With one shared name, a shard would strip the finalizer its sibling added. Shard 0 keeps the
-    unsharded name, so going from one shard to many hands existing tenants over without a stale
-    finalizer (shard 0 drops it where another shard owns the tenant, which adds its own).
-    """
-    return FINALIZER if shard.index == 0 else f"{FINALIZER}-shard-{shard.index}"
-
-
 def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     """Every handler of the operator, registered on a fresh registry bound to `ctx`."""
     registry = kopf.OperatorRegistry()
     shard = ctx.settings.shard
+    own = finalizer_of(shard)
 
     def owned_cluster(namespace: str, name: str, **_: Any) -> bool:
         return shard.owns(namespace, name)
@@ -297,7 +290,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         gc.set_threshold(*GC_THRESHOLDS)
-        settings.persistence.finalizer = shard_finalizer(ctx.settings.shard)
+        settings.persistence.finalizer = own
         settings.posting.level = logging.INFO
         settings.posting.loggers = False
         settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
@@ -339,12 +332,17 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                         await _first(wakeup.wait(), stopped.wait())
 
     @kopf.on.event(**clusters)  # type: ignore[arg-type]
-    def cluster_changed(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
-        if _needs_pass(body) and ctx.triggers.wakes((namespace, name), body):
+    async def cluster_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        if event["type"] != "DELETED" and orphaned(body, own):
+            await _until_done(ctx, TENANT_CLUSTERS, namespace, name, lambda: tear_down(dict(body), namespace, name))
+        elif _needs_pass(body) and ctx.triggers.wakes((namespace, name), body):
             ctx.wake((namespace, name))
 
     @kopf.on.event(**pools)  # type: ignore[arg-type]
-    async def pool_changed(body: kopf.Body, namespace: str, **_: Any) -> None:
+    async def pool_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        if event["type"] != "DELETED" and orphaned(body, own):
+            await _until_done(ctx, NODE_POOLS, namespace, name, lambda: pool_gone(body, namespace, name))
+            return
         cluster = (body.get("spec") or {}).get("cluster")
         if not _needs_pass(body) or not cluster or body.get("metadata", {}).get("deletionTimestamp"):
             return
@@ -354,19 +352,21 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         elif await ctx.api.get(TENANT_CLUSTERS, str(cluster), namespace) is None:
             await _write_status(ctx.api, NODE_POOLS, body, _orphan_status(body, namespace, str(cluster)))
 
-    @kopf.on.delete(**pools)  # type: ignore[arg-type]
-    async def pool_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+    async def pool_gone(body: kopf.Body, namespace: str, name: str) -> None:
         """Prune the pool's objects through a pass of its cluster that no longer sees the pool."""
         cluster = (body.get("spec") or {}).get("cluster")
         ctx.triggers.forget("NodePool", namespace, name)
         if cluster:
             await run_pass(ctx, namespace, str(cluster), excluding_pool=name)
+        await release(ctx.api, NODE_POOLS, namespace, name, own)
 
-    @kopf.on.delete(**clusters)  # type: ignore[arg-type]
-    async def cluster_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
-        """Tear down in order; returning lets kopf remove the finalizer."""
+    @kopf.on.delete(**pools)  # type: ignore[arg-type]
+    async def pool_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        await pool_gone(body, namespace, name)
+
+    async def tear_down(raw: dict[str, Any], namespace: str, name: str) -> None:
+        """Tear down in order, then drop other shard layouts' finalizers; kopf removes ours as the handler returns."""
         api = ctx.api
-        raw = dict(body)
 
         async def progress(report: TeardownReport) -> None:
             current = await api.get(TENANT_CLUSTERS, name, namespace)
@@ -383,6 +383,11 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
             report = await teardown(scope)
         ctx.metrics.teardown_leftovers(report.steps)
         ctx.metrics.phase((namespace, name), None)
+        await release(api, TENANT_CLUSTERS, namespace, name, own)
+
+    @kopf.on.delete(**clusters)  # type: ignore[arg-type]
+    async def cluster_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        await tear_down(dict(body), namespace, name)
 
     if ctx.settings.webhook is not None:
         _register_admission(ctx, registry)
@@ -421,6 +426,25 @@ def _register_admission(ctx: OperatorContext, registry: kopf.OperatorRegistry) -
     )
     async def admit_pool(operation: str, new: Any, old: Any, warnings: list[str], **_: Any) -> None:
         await admit(operation, new, old, warnings)
+
+
+async def _until_done(
+    ctx: OperatorContext, res: Resource, namespace: str, name: str, step: Callable[[], Awaitable[None]]
+) -> None:
+    """Complete the deletion of an object no kopf finalizer of this shard holds, retrying as kopf would,
+    until it is done or the object went another way (a shard of the old layout finished it first)."""
+    own = finalizer_of(ctx.settings.shard)
+    while True:
+        try:
+            await step()
+        except APIError as exc:
+            object_logger(namespace, name).warning("deletion failed, retrying soon: %s", exc)
+        else:
+            return
+        await asyncio.sleep(ctx.settings.requeue_delay)
+        current = await ctx.api.get(res, name, namespace)
+        if current is None or not orphaned(current, own):
+            return
 
 
 async def _first(*aws: Any) -> None:

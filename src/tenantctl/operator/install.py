@@ -20,7 +20,8 @@ from typing import Any
 
 from tenantctl import __version__
 from tenantctl.operator.settings import OperatorSettings
-from tenantctl.operator.tuning import SHARD_ENV, TUNABLES
+from tenantctl.operator.sharding import Shard, peering_name
+from tenantctl.operator.tuning import PEERING_ENV, SHARD_ENV, TUNABLES
 from tenantctl.operator.webhook_install import CERT_DIR, PORT, TLS_VOLUME, tls_volume, webhook_args, webhook_objects
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import API_VERSION, NodePool, TenantCluster, parse_tenant_documents
@@ -31,11 +32,13 @@ __all__ = [
     "DEFAULT_IMAGE",
     "IMAGE_REPOSITORY",
     "METRICS_PORT",
-    "PEERING_ENV",
+    "NAME",
+    "PEERING_GROUP",
+    "PEERING_VERSION",
+    "SHARDS_LABEL",
     "Topology",
     "install_objects",
     "operator_rules",
-    "peering_name",
     "tenant_rbac",
 ]
 
@@ -44,8 +47,9 @@ IMAGE_REPOSITORY = "ghcr.io/tenantctl/tenantctl"
 DEFAULT_IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
 NAME = "tenantctl-operator"
 METRICS_PORT = 9090
-PEERING_ENV = "TENANTCTL_PEERING"
 SHARD_LABEL = "tenantctl.io/shard"
+SHARDS_LABEL = "tenantctl.io/shards"
+"""On the operator's workloads and peerings: the layout they belong to, so another layout's can be selected."""
 PEERING_GROUP, PEERING_VERSION = "kopf.dev", "v1"
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tenantctl"}
 _READ = ["get", "list", "watch"]
@@ -189,10 +193,6 @@ class Topology:
         return NAME if self.shards == 1 else f"{NAME}-shard-{index}"
 
 
-def peering_name(index: int, shards: int) -> str:
-    return f"{NAME}-shard-{index}-of-{shards}"
-
-
 def _bounds_env() -> list[dict[str, Any]]:
     """Every tunable bound as an environment variable, at its default, for an admin to edit in place."""
     defaults = OperatorSettings()
@@ -209,13 +209,13 @@ def _statefulset(namespace: str, image: str, topology: Topology, index: int) -> 
     env = [
         {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         {"name": SHARD_ENV, "value": f"{index}/{topology.shards}"},
-        {"name": PEERING_ENV, "value": peering_name(index, topology.shards)},
+        {"name": PEERING_ENV, "value": peering_name(Shard(index, topology.shards))},
         *_bounds_env(),
     ]
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "metadata": {"name": name, "namespace": namespace, "labels": {**labels, SHARDS_LABEL: str(topology.shards)}},
         "spec": {
             "replicas": topology.replicas,
             "serviceName": f"{NAME}-metrics",
@@ -303,7 +303,8 @@ def _peering_objects(topology: Topology, meta: Mapping[str, Any]) -> list[dict[s
         {
             "apiVersion": f"{PEERING_GROUP}/{PEERING_VERSION}",
             "kind": "ClusterKopfPeering",
-            "metadata": {"name": peering_name(i, topology.shards), **meta},
+            "metadata": {"name": peering_name(Shard(i, topology.shards)),
+                         "labels": {**meta["labels"], SHARDS_LABEL: str(topology.shards)}},
         }
         for i in range(topology.shards)
     ]

@@ -61,9 +61,12 @@ SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 _RETRIED_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
 _APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 _MERGE_CONTENT_TYPE = "application/merge-patch+json"
+_JSON_PATCH_CONTENT_TYPE = "application/json-patch+json"
 
 Obj = dict[str, Any]
 Objs = list[Obj]
+Payload = Mapping[str, Any] | Sequence[Mapping[str, Any]]
+"""A request body: an object or merge patch, or the operations of a JSON patch."""
 RequestObserver = Callable[[str, int | None], None]
 """Told of every request attempt: the HTTP verb and the status (None: no answer). Metrics count them."""
 
@@ -426,6 +429,15 @@ class KubeClient:
             content_type=_MERGE_CONTENT_TYPE,
         ))
 
+    async def json_patch(
+        self, res: Resource, name: str, namespace: str | None, operations: Sequence[Mapping[str, Any]]
+    ) -> Obj:
+        """A JSON patch: its `test` operations make the change conditional on what the caller read
+        (a failed test is a 422, never retried), e.g. a list of finalizers replaced only as seen."""
+        return self._wrote(res, await self._request(
+            "PATCH", res.path(namespace, name), body=operations, content_type=_JSON_PATCH_CONTENT_TYPE
+        ))
+
     async def create(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
         path = res.path(obj["metadata"].get("namespace"))
         return self._wrote(
@@ -457,7 +469,7 @@ class KubeClient:
         path: str,
         *,
         params: Mapping[str, str] | None = None,
-        body: Mapping[str, Any] | None = None,
+        body: Payload | None = None,
         content_type: str | None = None,
         attempts: int | None = None,
         timeout: float | None = None,
@@ -478,7 +490,7 @@ class KubeClient:
         method: str,
         path: str,
         params: Mapping[str, str] | None,
-        body: Mapping[str, Any] | None,
+        body: Payload | None,
         content_type: str | None,
         timeout: float,
     ) -> Obj:
@@ -498,7 +510,7 @@ class KubeClient:
         method: str,
         path: str,
         params: Mapping[str, str] | None,
-        body: Mapping[str, Any] | None,
+        body: Payload | None,
         content_type: str | None,
         timeout: float,
     ) -> Obj:

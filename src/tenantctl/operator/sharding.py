@@ -2,8 +2,9 @@
 
 Every replica computes the same answer from the name alone (SHA-256, first 8 bytes, modulo the
 shard count), so shards need no lease or lock between them; a NodePool belongs to the shard of the
-TenantCluster it names. Changing the shard count moves tenants between shards: roll all shards at
-once (`tenantctl install --shards N` renders them together).
+TenantCluster it names. Changing the shard count moves tenants between shards: the new owner takes
+each tenant's finalizer over (`finalizers`). The replicas of one shard share its kopf peering object,
+named here once for `tenantctl install` and for the operator's own check of `--peering`.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-__all__ = ["ALL", "Shard", "ShardError", "peering_priority", "shard_of"]
+__all__ = ["ALL", "Shard", "ShardError", "peering_name", "peering_priority", "peering_shard", "shard_of"]
 
 _SPEC = re.compile(r"([0-9]+)/([0-9]+)")
 _ORDINAL = re.compile(r"-([0-9]+)$")
+_PEERING_PREFIX = "tenantctl-operator-shard"
+_PEERING = re.compile(rf"{_PEERING_PREFIX}-([0-9]+)-of-([0-9]+)")
 
 
 class ShardError(ValueError):
@@ -37,8 +40,10 @@ class Shard:
 
     @classmethod
     def parse(cls, text: str) -> Shard:
-        """`I/N` with 0 <= I < N, as `--shard` takes it."""
-        match = _SPEC.fullmatch(text.strip())
+        """`I/N` with 0 <= I < N, as `--shard` takes it: exactly, a stray newline is a templating slip."""
+        if text != text.strip():
+            raise ShardError(f"{text!r} has leading or trailing whitespace; I/N alone (e.g. 0/2)")
+        match = _SPEC.fullmatch(text)
         if match is None:
             raise ShardError(f"{text!r} is not I/N (e.g. 0/2: the first of two shards)")
         index, count = int(match[1]), int(match[2])
@@ -54,6 +59,19 @@ class Shard:
 
 
 ALL = Shard()
+
+
+def peering_name(shard: Shard) -> str:
+    """The kopf peering object of one shard's replicas: shards of one layout, and layouts, never share one."""
+    return f"{_PEERING_PREFIX}-{shard.index}-of-{shard.count}"
+
+
+def peering_shard(name: str) -> Shard | None:
+    """The shard a tenantctl peering name belongs to; None for a name of someone else's choosing."""
+    match = _PEERING.fullmatch(name)
+    if match is None or int(match[1]) >= int(match[2]):
+        return None
+    return Shard(int(match[1]), int(match[2]))
 
 
 def peering_priority(pod_name: str | None) -> int:

@@ -15,9 +15,10 @@ from tenantctl.operator.sharding import Shard, ShardError
 from tenantctl.problems import Problems
 from tenantctl.spec.durations import DurationError, parse_go_duration
 
-__all__ = ["SHARD_ENV", "TUNABLES", "Tunable", "tuned_settings"]
+__all__ = ["PEERING_ENV", "SHARD_ENV", "TUNABLES", "Tunable", "tune", "tuned_settings"]
 
 SHARD_ENV = "TENANTCTL_SHARD"
+PEERING_ENV = "TENANTCTL_PEERING"
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,25 @@ def tuned_settings(
 ) -> OperatorSettings:
     """`base` with every given bound (keyed by flag) and the shard applied; all refusals at once."""
     problems = Problems()
+    settings = tune(values, shard, base or OperatorSettings(), problems)
+    problems.raise_if_errors()
+    return settings
+
+
+def tune(
+    values: Mapping[str, str | None], shard: str | None, base: OperatorSettings, problems: Problems
+) -> OperatorSettings:
+    """`base` with the bounds and the shard that parse; a problem in `problems` for each that does not."""
     changes: dict[str, object] = {}
     for tunable in TUNABLES:
         text = values.get(tunable.flag)
         if text is None:
             continue
+        if text != text.strip():
+            problems.error(f"{tunable.flag} (${tunable.env})", f"{text!r} has leading or trailing whitespace")
+            continue
         try:
-            nanos = parse_go_duration(text.strip())
+            nanos = parse_go_duration(text)
         except DurationError as exc:
             problems.error(f"{tunable.flag} (${tunable.env})", str(exc))
             continue
@@ -60,5 +73,4 @@ def tuned_settings(
             changes["shard"] = Shard.parse(shard)
         except ShardError as exc:
             problems.error(f"--shard (${SHARD_ENV})", str(exc))
-    problems.raise_if_errors()
-    return dataclasses.replace(base or OperatorSettings(), **changes)  # type: ignore[arg-type]
+    return dataclasses.replace(base, **changes)  # type: ignore[arg-type]
