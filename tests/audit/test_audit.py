@@ -338,7 +338,7 @@ def test_credential_values_take_token_keys_and_skip_short_ones() -> None:
     assert credential_values([{"kind": "Secret", "stringData": {"password": "hunter2-hunter2"}}]) == ["hunter2-hunter2"]
 
 
-def _secret(data: dict[str, str] | None = None, string_data: dict[str, str] | None = None) -> dict[str, Any]:
+def _secret_manifest(data: dict[str, str] | None = None, string_data: dict[str, str] | None = None) -> dict[str, Any]:
     """A Secret manifest; `data` values are given already encoded, as a manifest carries them."""
     secret: dict[str, Any] = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"}}
     if data is not None:
@@ -354,7 +354,7 @@ def _b64(text: str) -> str:
 
 def test_a_secret_after_another_kind_is_still_read() -> None:
     other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"token": "not-a-secret"}}
-    assert credential_values([other, _secret(string_data={"token": "value-after-a-configmap"})]) == [
+    assert credential_values([other, _secret_manifest(string_data={"token": "value-after-a-configmap"})]) == [
         "value-after-a-configmap"
     ]
 
@@ -363,10 +363,10 @@ def test_an_entry_that_is_not_base64_is_skipped_and_the_next_still_read() -> Non
     """The API server refuses such `data`; decoding it leniently would hunt for garbage (or a near miss)."""
     lenient = base64.b64encode(b"decoded-only-leniently").decode()
     broken = lenient[:4] + "*" + lenient[4:]
-    secret = _secret(data={"a-broken": broken, "token": _b64("read-after-the-broken-one")})
+    secret = _secret_manifest(data={"a-broken": broken, "token": _b64("read-after-the-broken-one")})
     assert credential_values([secret]) == ["read-after-the-broken-one"]
 
 
 def test_a_value_of_exactly_the_minimum_length_counts() -> None:
-    assert credential_values([_secret(string_data={"token": "12345678"})]) == ["12345678"]
-    assert credential_values([_secret(string_data={"token": "1234567"})]) == []
+    assert credential_values([_secret_manifest(string_data={"token": "12345678"})]) == ["12345678"]
+    assert credential_values([_secret_manifest(string_data={"token": "1234567"})]) == []
