@@ -1,26 +1,39 @@
-"""Mutation scores per area, from the results mutmut leaves in `mutants/`.
+"""Mutation scores per area: a seeded sample of mutmut's mutants, each checked against its area's suites.
 
+    make mutation-sample                                       # generate, map, check the sample, report
     .venv/bin/python benchmarks/mutation_scores.py sample      # the seeded sample of mutant names
+    .venv/bin/python benchmarks/mutation_scores.py run NAME... # check mutants (names also on stdin)
     .venv/bin/python benchmarks/mutation_scores.py report      # the table docs/testing.md quotes
     .venv/bin/python benchmarks/mutation_scores.py survivors   # survivors not judged equivalent
 
-An area is scored over the mutants that were checked: killed (a test failed, or the run hit the timeout
-a hang causes), survived, and survivors judged equivalent in `docs/mutation-equivalents.tsv` (mutant
-name, tab, why no test can tell it from the original). The score is killed / (killed + survivors not judged equivalent).
+mutmut 3.8 generates the mutants (`mutants/`) and maps every test to the functions it executes
+(`mutants/mutmut-stats.json`). Its own runner re-collects the suite in one process, where parametrized
+ids built from the code under test stop matching (pytest exits 4); here each mutant runs in a fresh
+pytest process instead, with `MUTANT_UNDER_TEST` naming it, as mutmut's trampolines expect.
+
+A verdict is killed (a test failed, or the budget a hang exhausts ran out), survived, or survived and
+judged equivalent in `docs/mutation-equivalents.tsv` (mutant name, tab, why no test can tell it from
+the original). The score is killed / (killed + survivors not judged equivalent).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import subprocess
 import sys
+import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MUTANTS = ROOT / "mutants" / "src" / "tenantctl"
+MUTANTS = ROOT / "mutants"
+PACKAGE = MUTANTS / "src" / "tenantctl"
+VERDICTS = MUTANTS / "sample-verdicts.json"
 EQUIVALENTS = ROOT / "docs" / "mutation-equivalents.tsv"
 AREAS = {
     "spec": ("spec/",),
@@ -28,8 +41,20 @@ AREAS = {
     "audit": ("audit.py",),
     "operator (apply, reconcile, teardown)": ("operator/apply.py", "operator/reconcile.py", "operator/teardown.py"),
 }
-KILLED = {1, 3, 36, 24, -24, 152, 255}
-SURVIVED = {0}
+# Of the tests mutmut saw executing the mutated function, those in the area's own suites. A kill only
+# elsewhere is not counted (the score errs low); a hypothesis property run (~70 s) per mutant would not
+# fit the sample into an afternoon.
+SUITES = {
+    "spec": ("tests/spec/", "tests/hostile/"),
+    "render": ("tests/render/", "tests/hostile/"),
+    "audit": ("tests/audit/", "tests/hostile/"),
+    "operator (apply, reconcile, teardown)": ("tests/operator/",),
+}
+# Mutants per area in the measured sample: the first N of a seeded shuffle, so a larger N extends it.
+SAMPLE_SIZES = {"audit": 60, "operator (apply, reconcile, teardown)": 50, "render": 70, "spec": 70}
+SEED = 14
+NO_TESTS, TIMED_OUT = 33, 36
+KILLED = {1, 3, TIMED_OUT}
 
 
 def area_of(relative: str) -> str | None:
@@ -39,14 +64,38 @@ def area_of(relative: str) -> str | None:
     return None
 
 
-def results() -> Iterator[tuple[str, str, int | None]]:
-    """(area, mutant name, exit code or None when not checked) for every mutant mutmut generated."""
-    for meta in sorted(MUTANTS.rglob("*.py.meta")):
-        area = area_of(meta.relative_to(MUTANTS).as_posix())
-        if area is None:
-            continue
-        for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
-            yield area, name, code
+def _area_of_name(name: str) -> str:
+    module = name.partition("__mutmut_")[0].rpartition(".")[0].removeprefix("tenantctl.")
+    area = area_of(module.replace(".", "/") + ".py")
+    assert area is not None, name
+    return area
+
+
+def generated() -> Iterator[tuple[str, str]]:
+    """(area, mutant name) for every mutant mutmut generated in the scored areas."""
+    for meta in sorted(PACKAGE.rglob("*.py.meta")):
+        area = area_of(meta.relative_to(PACKAGE).as_posix())
+        if area is not None:
+            for name in json.loads(meta.read_text())["exit_code_by_key"]:
+                yield area, name
+
+
+def sample() -> list[str]:
+    by_area: dict[str, list[str]] = {}
+    for area, name in generated():
+        by_area.setdefault(area, []).append(name)
+    rng = random.Random(SEED)
+    picked: list[str] = []
+    for area in sorted(by_area):
+        names = sorted(by_area[area])
+        rng.shuffle(names)
+        picked += names[: SAMPLE_SIZES[area]]
+    rng.shuffle(picked)
+    return picked
+
+
+def verdicts() -> dict[str, int]:
+    return json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
 
 
 def equivalents() -> dict[str, str]:
@@ -56,39 +105,55 @@ def equivalents() -> dict[str, str]:
     return {name: reason for name, reason in rows}
 
 
-# Mutants per area in the measured sample; audit is small enough to run whole (`make mutation-sample`).
-SAMPLE_SIZES = {
-    "operator (apply, reconcile, teardown)": 200,
-    "render": 250,
-    "spec": 250,
-}
+def check(name: str, tests: Sequence[str], budget: float) -> int:
+    """pytest's exit code for `tests` with mutant `name` active, or TIMED_OUT."""
+    env = {**os.environ, "MUTANT_UNDER_TEST": name, "PYTHONPATH": "src"}
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider",
+               "-m", "not slow", *tests]
+    try:
+        done = subprocess.run(command, cwd=MUTANTS, env=env, capture_output=True, timeout=budget, check=False)
+    except subprocess.TimeoutExpired:
+        return TIMED_OUT
+    return done.returncode
 
 
-def sample(seed: int) -> list[str]:
-    """A seeded uniform sample per area: the whole run (about 10,000 mutants) takes most of a day on 2 cores."""
-    by_area: dict[str, list[str]] = {}
-    for area, name, _ in results():
-        by_area.setdefault(area, []).append(name)
-    rng = random.Random(seed)
-    picked: list[str] = []
-    for area, names in by_area.items():
-        if area in SAMPLE_SIZES:
-            picked += rng.sample(names, SAMPLE_SIZES[area])
-    return picked
+def run(names: Sequence[str], workers: int, again: bool) -> None:
+    """Check each mutant not yet judged, cheapest tests first, recording verdicts as they come."""
+    stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
+    tests_of, seconds = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    recorded = verdicts()
+    todo = [n for n in names if again or n not in recorded]
+
+    def one(name: str) -> tuple[str, int]:
+        suites = SUITES[_area_of_name(name)]
+        tests = sorted((t for t in tests_of.get(name.partition("__mutmut_")[0], ()) if t.startswith(suites)),
+                       key=lambda t: seconds.get(t, 0.0))
+        if not tests:
+            return name, NO_TESTS
+        return name, check(name, tests, budget=60 + 5 * sum(seconds.get(t, 0.0) for t in tests))
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(workers) as pool:
+        for done, (name, code) in enumerate(pool.map(one, todo), start=1):
+            recorded[name] = code
+            VERDICTS.write_text(json.dumps(recorded, indent=1, sort_keys=True))
+            print(f"{done}/{len(todo)} {time.monotonic() - started:6.0f}s exit {code} {name}", flush=True)
 
 
 def report() -> str:
-    judged = equivalents()
+    judged, recorded = equivalents(), verdicts()
     counts: dict[str, Counter[str]] = {area: Counter() for area in AREAS}
-    for area, name, code in results():
+    for area, name in generated():
         c = counts[area]
         c["generated"] += 1
+        code = recorded.get(name)
+        if code is None:
+            continue
+        c["checked"] += 1
         if code in KILLED:
             c["killed"] += 1
-        elif code in SURVIVED:
+        elif code == 0:
             c["equivalent" if name in judged else "survived"] += 1
-        elif code is not None:
-            c["other"] += 1
     lines = ["| area | killed | survived | equivalent | score |", "|---|---|---|---|---|"]
     for area, c in counts.items():
         scored = c["killed"] + c["survived"]
@@ -96,27 +161,31 @@ def report() -> str:
         lines.append(f"| {area} | {c['killed']} | {c['survived']} | {c['equivalent']} | {score} |")
     lines.append("")
     for area, c in counts.items():
-        checked = c["killed"] + c["survived"] + c["equivalent"] + c["other"]
-        lines.append(f"{area}: {checked} of {c['generated']} generated mutants checked, {c['other']} without a verdict")
+        other = c["checked"] - c["killed"] - c["survived"] - c["equivalent"]
+        lines.append(f"{area}: {c['checked']} of {c['generated']} mutants checked, {other} without a verdict")
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    pick = sub.add_parser("sample", help="print the seeded sample of mutant names (SAMPLE_SIZES per area)")
-    pick.add_argument("--seed", type=int, default=14)
+    sub.add_parser("sample", help="print the seeded sample of mutant names (SAMPLE_SIZES per area)")
+    checking = sub.add_parser("run", help="check the named mutants (or names on stdin) and record the verdicts")
+    checking.add_argument("names", nargs="*")
+    checking.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    checking.add_argument("--again", action="store_true", help="check mutants that already have a verdict")
     sub.add_parser("report", help="print the score table")
     sub.add_parser("survivors", help="print surviving mutants not judged equivalent")
     args = parser.parse_args()
     if args.command == "sample":
-        print("\n".join(sample(args.seed)))
+        print("\n".join(sample()))
+    elif args.command == "run":
+        run(args.names or sys.stdin.read().split(), args.workers, args.again)
     elif args.command == "report":
         print(report())
     else:
         judged = equivalents()
-        print("\n".join(name for _, name, code in results() if code in SURVIVED and name not in judged))
-    sys.exit(0)
+        print("\n".join(n for n, code in sorted(verdicts().items()) if code == 0 and n not in judged))
 
 
 if __name__ == "__main__":
