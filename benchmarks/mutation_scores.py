@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -53,7 +54,7 @@ SUITES = {
 # Mutants per area in the measured sample: the first N of a seeded shuffle, so a larger N extends it.
 SAMPLE_SIZES = {"audit": 60, "operator (apply, reconcile, teardown)": 50, "render": 70, "spec": 70}
 SEED = 14
-NO_TESTS, TIMED_OUT = 33, 36
+NO_TESTS, TIMED_OUT, USAGE_ERROR = 33, 36, 4
 KILLED = {1, 3, TIMED_OUT}
 
 
@@ -114,20 +115,35 @@ def check(name: str, tests: Sequence[str], budget: float) -> int:
         done = subprocess.run(command, cwd=MUTANTS, env=env, capture_output=True, timeout=budget, check=False)
     except subprocess.TimeoutExpired:
         return TIMED_OUT
+    if done.returncode == USAGE_ERROR and any("::" in t for t in tests):
+        # Ids of tests parametrized from the mutated code change with it: run their whole modules instead.
+        return check(name, sorted({t.partition("::")[0] for t in tests}), budget)
     return done.returncode
+
+
+def unmapped_tests(known: set[str]) -> list[str]:
+    """Tests of the checkout that mutmut's map does not know (added since it ran): every mutant runs them."""
+    for copied in ("tests", "examples", "docs"):
+        shutil.copytree(ROOT / copied, MUTANTS / copied, dirs_exist_ok=True)
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                             "-m", "not slow", *sorted({s for suites in SUITES.values() for s in suites})],
+                            cwd=MUTANTS, env={**os.environ, "PYTHONPATH": "src"}, capture_output=True, text=True,
+                            check=False)
+    return [line for line in listed.stdout.splitlines() if line.startswith("tests/") and line not in known]
 
 
 def run(names: Sequence[str], workers: int, again: bool) -> None:
     """Check each mutant not yet judged, cheapest tests first, recording verdicts as they come."""
     stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
     tests_of, seconds = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    added = unmapped_tests(set(seconds))
     recorded = verdicts()
     todo = [n for n in names if again or n not in recorded]
 
     def one(name: str) -> tuple[str, int]:
         suites = SUITES[_area_of_name(name)]
-        tests = sorted((t for t in tests_of.get(name.partition("__mutmut_")[0], ()) if t.startswith(suites)),
-                       key=lambda t: seconds.get(t, 0.0))
+        mapped = [t for t in tests_of.get(name.partition("__mutmut_")[0], ()) if t.startswith(suites)]
+        tests = [*(t for t in added if t.startswith(suites)), *sorted(mapped, key=lambda t: seconds.get(t, 0.0))]
         if not tests:
             return name, NO_TESTS
         return name, check(name, tests, budget=60 + 5 * sum(seconds.get(t, 0.0) for t in tests))
