@@ -19,6 +19,7 @@ from operator_support import (
 )
 
 from tenant_support import doc, load_example
+from tenantctl.operator.apply import comparable
 from tenantctl.operator.handlers import OperatorContext
 from tenantctl.operator.kube import Connection, KubeClient, Resource
 
@@ -316,3 +317,14 @@ async def test_a_failed_pass_keeps_the_inventory_and_the_endpoint(mgmt: KubeEmul
         mgmt.faults.clear()
     after = (mgmt.get(TC, *PROXMOX) or {})["status"]
     assert after["inventory"] == before["inventory"] and after["endpoint"] == before["endpoint"]
+
+
+def test_a_secret_is_compared_by_its_data_and_string_data_together() -> None:
+    """A real server folds `stringData` into `data`; a desired Secret with both must keep both to compare."""
+    desired = {"kind": "Secret", "data": {"kept": base64.b64encode(b"as data").decode()},
+               "stringData": {"folded": "as string data"}}
+    assert comparable(desired) == {
+        "kind": "Secret",
+        "data": {"kept": base64.b64encode(b"as data").decode(),
+                 "folded": base64.b64encode(b"as string data").decode()},
+    }
