@@ -11,9 +11,10 @@ mutmut 3.8 generates the mutants (`mutants/`) and maps every test to the functio
 ids built from the code under test stop matching (pytest exits 4); here each mutant runs in a fresh
 pytest process instead, with `MUTANT_UNDER_TEST` naming it, as mutmut's trampolines expect.
 
-A verdict is killed (a test failed, or the budget a hang exhausts ran out), survived, or survived and
-judged equivalent in `docs/mutation-equivalents.tsv` (mutant name, tab, why no test can tell it from
-the original). The score is killed / (killed + survivors not judged equivalent).
+A verdict is killed (a test failed, or the budget a hang exhausts ran out), survived (no test failed,
+or no test executes the mutated function), or survived and judged equivalent in
+`docs/mutation-equivalents.tsv` (mutant name, tab, why no test can tell it from the original).
+The score is killed / (killed + survivors not judged equivalent).
 """
 
 from __future__ import annotations
@@ -142,7 +143,9 @@ def run(names: Sequence[str], workers: int, again: bool) -> None:
 
     def one(name: str) -> tuple[str, int]:
         suites = SUITES[_area_of_name(name)]
-        mapped = [t for t in tests_of.get(name.partition("__mutmut_")[0], ()) if t.startswith(suites)]
+        executing = tests_of.get(name.partition("__mutmut_")[0], ())
+        # A function only other suites execute (the README's generated tables, say) is judged by those.
+        mapped = [t for t in executing if t.startswith(suites)] or list(executing)
         tests = [*(t for t in added if t.startswith(suites)), *sorted(mapped, key=lambda t: seconds.get(t, 0.0))]
         if not tests:
             return name, NO_TESTS
@@ -168,7 +171,7 @@ def report() -> str:
         c["checked"] += 1
         if code in KILLED:
             c["killed"] += 1
-        elif code == 0:
+        elif code in (0, NO_TESTS):
             c["equivalent" if name in judged else "survived"] += 1
     lines = ["| area | killed | survived | equivalent | score |", "|---|---|---|---|---|"]
     for area, c in counts.items():
@@ -201,7 +204,7 @@ def main() -> None:
         print(report())
     else:
         judged = equivalents()
-        print("\n".join(n for n, code in sorted(verdicts().items()) if code == 0 and n not in judged))
+        print("\n".join(n for n, code in sorted(verdicts().items()) if code in (0, NO_TESTS) and n not in judged))
 
 
 if __name__ == "__main__":
