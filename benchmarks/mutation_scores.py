@@ -130,7 +130,15 @@ def unmapped_tests(known: set[str]) -> list[str]:
                              "-m", "not slow", *sorted({s for suites in SUITES.values() for s in suites})],
                             cwd=MUTANTS, env={**os.environ, "PYTHONPATH": "src"}, capture_output=True, text=True,
                             check=False)
-    return [line for line in listed.stdout.splitlines() if line.startswith("tests/") and line not in known]
+    added = [line for line in listed.stdout.splitlines() if line.startswith("tests/") and line not in known]
+    if not added:
+        return []
+    # Only those that pass on the unmutated code of the snapshot can tell a mutant from it.
+    baseline = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "--tb=no", "-p", "no:cacheprovider",
+                               *added], cwd=MUTANTS, env={**os.environ, "MUTANT_UNDER_TEST": "", "PYTHONPATH": "src"},
+                              capture_output=True, text=True, check=False)
+    passing = {line.removeprefix("PASSED ") for line in baseline.stdout.splitlines() if line.startswith("PASSED ")}
+    return [t for t in added if t in passing]
 
 
 def run(names: Sequence[str], workers: int, again: bool) -> None:
