@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from tenant_support import load_example
-from tenantctl.spec.crds import render_crds
+from tenantctl.spec.crds import render_crds, structural_schema
 from tenantctl.validate import SchemaCatalog, validate_objects
 
 
@@ -41,3 +43,15 @@ def test_generated_crds_refuse_unknown_fields(own_catalog: SchemaCatalog) -> Non
     docs[0]["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
     problems = validate_objects(docs, own_catalog)
     assert any("dnsServer" in p.path for p in problems), problems
+
+
+class _Pinned(BaseModel):
+    mode: Literal["fixed"]
+    level: Literal[3]
+
+
+def test_a_field_pinned_to_one_value_is_a_one_value_enum_of_its_type() -> None:
+    """pydantic spells a one-value Literal as `const`; the CRD must still admit that value and no other."""
+    properties = structural_schema(_Pinned)[0]["properties"]
+    assert properties["mode"] == {"type": "string", "enum": ["fixed"]}
+    assert properties["level"] == {"type": "integer", "enum": [3]}
