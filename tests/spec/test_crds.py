@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
@@ -55,3 +56,17 @@ def test_a_field_pinned_to_one_value_is_a_one_value_enum_of_its_type() -> None:
     properties = structural_schema(_Pinned)[0]["properties"]
     assert properties["mode"] == {"type": "string", "enum": ["fixed"]}
     assert properties["level"] == {"type": "integer", "enum": [3]}
+
+
+class _Everything(StrEnum):
+    ALL = "all"
+
+
+class _Surge(BaseModel):
+    max_surge: _Everything | int
+
+
+def test_a_union_of_a_named_string_type_and_a_number_is_int_or_string() -> None:
+    """A named type in a union is a `$ref` in pydantic's schema: it is looked up, not refused as untyped."""
+    properties = structural_schema(_Surge)[0]["properties"]
+    assert properties["max_surge"] == {"x-kubernetes-int-or-string": True}
