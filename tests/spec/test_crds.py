@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel
 
 from tenant_support import load_example
+from tenantctl.spec import crd_rules
 from tenantctl.spec.crds import render_crds, structural_schema
 from tenantctl.validate import SchemaCatalog, validate_objects
 
@@ -70,3 +71,10 @@ def test_a_union_of_a_named_string_type_and_a_number_is_int_or_string() -> None:
     """A named type in a union is a `$ref` in pydantic's schema: it is looked up, not refused as untyped."""
     properties = structural_schema(_Surge)[0]["properties"]
     assert properties["max_surge"] == {"x-kubernetes-int-or-string": True}
+
+
+def test_a_cel_rule_for_a_field_no_model_has_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A renamed field must not silently shed its admission rule: generating the CRDs fails instead."""
+    monkeypatch.setitem(crd_rules.FIELD_RULES, "NetworkSpec.podCidr", ({"rule": "true", "message": "x"},))
+    with pytest.raises(ValueError, match=r"attached to nothing \(renamed model or field\?\): NetworkSpec.podCidr$"):
+        render_crds()
