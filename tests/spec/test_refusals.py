@@ -554,7 +554,8 @@ CASES: dict[str, Case] = {
     ),
     "gpus on a proxmox pool": Case(
         "proxmox.yaml", _set(lambda d: pool(d)["spec"], "kubevirt", {"gpus": [_GPU]}),
-        "NodePool/md0.spec.kubevirt.gpus", "1 GPU(s) refused on substrate proxmox",
+        "NodePool/md0.spec.kubevirt.gpus",
+        "1 GPU(s) refused on substrate proxmox: tenantctl passes GPUs only into kubevirt worker VMs",
     ),
     "gpu deviceName not a resource name": Case(
         "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [{"name": "gpu1", "deviceName": "A10"}]),
