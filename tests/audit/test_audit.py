@@ -149,6 +149,21 @@ def test_sharing_a_secret_between_controllers_warns(tmp_path: Path) -> None:
     assert "warning: Secret/tenant-acme/capmox-acme: shared by acme/capmox, acme/ccm, acme/csi" in result.stderr
 
 
+def test_naming_a_shared_secret_elsewhere_names_every_controller_that_uses_it() -> None:
+    docs = load_example("proxmox.yaml")
+    px = doc(docs, "TenantCluster")["spec"]["proxmox"]
+    px["ccm"]["credentialsSecretName"] = px["csi"]["credentialsSecretName"] = "pve-shared-acme"
+    tenant = parse_tenant_documents(docs)
+    creds = [c for cluster in tenant.clusters for c in credentials_of(cluster)]
+    stray = {"kind": "ConfigMap", "metadata": {"name": "notes", "namespace": "tenant-acme"},
+             "data": {"secret": "pve-shared-acme"}}
+    found = errors(audit_objects([*render_tenant(tenant, {}), stray], [], creds))
+    assert [(p.path, p.message) for p in found] == [(
+        "ConfigMap/tenant-acme/notes.data.secret",
+        "names the ccm/csi credentials Secret 'pve-shared-acme' outside the object that uses it",
+    )]
+
+
 def test_a_disabled_csi_secret_is_not_counted_as_shared() -> None:
     docs = load_example("proxmox.yaml")
     px = doc(docs, "TenantCluster")["spec"]["proxmox"]
