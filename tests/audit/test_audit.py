@@ -149,6 +149,21 @@ def test_sharing_a_secret_between_controllers_warns(tmp_path: Path) -> None:
     assert "warning: Secret/tenant-acme/capmox-acme: shared by acme/capmox, acme/ccm, acme/csi" in result.stderr
 
 
+def test_naming_a_shared_secret_elsewhere_names_every_controller_that_uses_it() -> None:
+    docs = load_example("proxmox.yaml")
+    px = doc(docs, "TenantCluster")["spec"]["proxmox"]
+    px["ccm"]["credentialsSecretName"] = px["csi"]["credentialsSecretName"] = "pve-shared-acme"
+    tenant = parse_tenant_documents(docs)
+    creds = [c for cluster in tenant.clusters for c in credentials_of(cluster)]
+    stray = {"kind": "ConfigMap", "metadata": {"name": "notes", "namespace": "tenant-acme"},
+             "data": {"secret": "pve-shared-acme"}}
+    found = errors(audit_objects([*render_tenant(tenant, {}), stray], [], creds))
+    assert [(p.path, p.message) for p in found] == [(
+        "ConfigMap/tenant-acme/notes.data.secret",
+        "names the ccm/csi credentials Secret 'pve-shared-acme' outside the object that uses it",
+    )]
+
+
 def test_a_disabled_csi_secret_is_not_counted_as_shared() -> None:
     docs = load_example("proxmox.yaml")
     px = doc(docs, "TenantCluster")["spec"]["proxmox"]
@@ -336,3 +351,37 @@ def test_credential_values_take_token_keys_and_skip_short_ones() -> None:
     assert credential_values([_secret("short")]) == []
     assert credential_values([{"kind": "ConfigMap", "data": {"token_secret": "x" * 20}}]) == []
     assert credential_values([{"kind": "Secret", "stringData": {"password": "hunter2-hunter2"}}]) == ["hunter2-hunter2"]
+
+
+def _secret_manifest(data: dict[str, str] | None = None, string_data: dict[str, str] | None = None) -> dict[str, Any]:
+    """A Secret manifest; `data` values are given already encoded, as a manifest carries them."""
+    secret: dict[str, Any] = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "n"}}
+    if data is not None:
+        secret["data"] = data
+    if string_data is not None:
+        secret["stringData"] = string_data
+    return secret
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def test_a_secret_after_another_kind_is_still_read() -> None:
+    other = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"token": "not-a-secret"}}
+    assert credential_values([other, _secret_manifest(string_data={"token": "value-after-a-configmap"})]) == [
+        "value-after-a-configmap"
+    ]
+
+
+def test_an_entry_that_is_not_base64_is_skipped_and_the_next_still_read() -> None:
+    """The API server refuses such `data`; decoding it leniently would hunt for garbage (or a near miss)."""
+    lenient = base64.b64encode(b"decoded-only-leniently").decode()
+    broken = lenient[:4] + "*" + lenient[4:]
+    secret = _secret_manifest(data={"a-broken": broken, "token": _b64("read-after-the-broken-one")})
+    assert credential_values([secret]) == ["read-after-the-broken-one"]
+
+
+def test_a_value_of_exactly_the_minimum_length_counts() -> None:
+    assert credential_values([_secret_manifest(string_data={"token": "12345678"})]) == ["12345678"]
+    assert credential_values([_secret_manifest(string_data={"token": "1234567"})]) == []

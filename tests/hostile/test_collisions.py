@@ -9,6 +9,8 @@ import pytest
 
 from hostile_support import dump, invoke
 from tenant_support import clone, doc, load_example
+from tenantctl.problems import InvalidInput
+from tenantctl.render.tenant import refuse_collisions
 
 
 def _cluster(name: str, namespace: str) -> dict[str, Any]:
@@ -33,6 +35,16 @@ def test_tenants_whose_namespace_cluster_names_coincide(tmp_path: Path) -> None:
     out = invoke(["render", "-f", "t.yaml"], {"t.yaml": dump(docs)}, tmp_path)
     line = out.refusal_at("TenantCluster/a-b/c")
     assert "ClusterRole.rbac.authorization.k8s.io a-b-c-" in line and "TenantCluster/a/b-c" in line
+
+
+def test_a_collision_of_core_objects_names_the_core_group() -> None:
+    """Core objects have no group in their apiVersion (`v1`): the message still says which API they are in."""
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "t"}}
+    with pytest.raises(InvalidInput) as refused:
+        refuse_collisions([("TenantCluster/t/a", secret), ("TenantCluster/t/b", dict(secret))])
+    [problem] = refused.value.errors
+    assert problem.path == "TenantCluster/t/b"
+    assert problem.message.startswith("renders Secret.core t/s, which TenantCluster/t/a renders too")
 
 
 def test_the_same_names_in_distinct_namespaces_do_not_collide(tmp_path: Path) -> None:

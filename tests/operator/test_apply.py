@@ -19,6 +19,7 @@ from operator_support import (
 )
 
 from tenant_support import doc, load_example
+from tenantctl.operator.apply import comparable
 from tenantctl.operator.handlers import OperatorContext
 from tenantctl.operator.kube import Connection, KubeClient, Resource
 
@@ -208,6 +209,39 @@ async def test_without_an_address_no_template_is_written_and_the_cluster_waits(m
     assert (mgmt.get(TC, *PROXMOX) or {})["status"]["phase"] == "Provisioning"
 
 
+async def test_losing_the_endpoint_keeps_the_cluster_identity_and_the_templates(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """While the address is gone the render lacks what needs it; prune must not take the identity with it."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        identity = mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets")
+        templates = sorted(o["metadata"]["name"] for o in mgmt.live("talosconfigtemplates"))
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            lost = {"status": {"loadBalancer": {"ingress": None}}}
+            await api.merge_patch(SERVICES, "acme", "tenant-acme", lost, status=True)
+        await one_more_pass(ctx)
+        await one_more_pass(ctx)
+        assert condition(mgmt.get(TC, *PROXMOX), "EndpointReady").get("reason") == "WaitingForEndpoint"
+    assert identity is not None and templates
+    assert mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets") == identity
+    assert sorted(o["metadata"]["name"] for o in mgmt.live("talosconfigtemplates")) == templates
+
+
+async def test_a_converged_tenant_costs_its_apiserver_one_probe_per_pass(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """The operator keeps each tenant's client open and remembers a verified bootstrap between passes."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        before = tenant.reads
+        await one_more_pass(ctx)
+        assert tenant.reads - before == 1
+
+
 async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
@@ -317,3 +351,14 @@ async def test_a_failed_pass_keeps_the_inventory_and_the_endpoint(mgmt: KubeEmul
         mgmt.faults.clear()
     after = (mgmt.get(TC, *PROXMOX) or {})["status"]
     assert after["inventory"] == before["inventory"] and after["endpoint"] == before["endpoint"]
+
+
+def test_a_secret_is_compared_by_its_data_and_string_data_together() -> None:
+    """A real server folds `stringData` into `data`; a desired Secret with both must keep both to compare."""
+    desired = {"kind": "Secret", "data": {"kept": base64.b64encode(b"as data").decode()},
+               "stringData": {"folded": "as string data"}}
+    assert comparable(desired) == {
+        "kind": "Secret",
+        "data": {"kept": base64.b64encode(b"as data").decode(),
+                 "folded": base64.b64encode(b"as string data").decode()},
+    }

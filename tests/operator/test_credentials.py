@@ -103,3 +103,21 @@ async def test_kubevirt_tenants_have_no_credentials_condition(mgmt: KubeEmulator
     async with running_operator(mgmt):
         await eventually(lambda: condition(mgmt.get(TC, "tenant-demo", "demo"), "Ready").get("status") == "True")
     assert condition(mgmt.get(TC, "tenant-demo", "demo"), "CredentialsReady") == {}
+
+
+async def test_a_finding_whose_message_changes_under_the_same_reason_is_told_again(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """The reason names the first finding only; a second problem in the Secret is news all the same."""
+    docs = seeded(mgmt, tenant)
+    mgmt.put("v1/secrets", capmox_credentials(docs, url=None))
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt).get("reason") == "MissingURLKey")
+        first = ready(mgmt)["message"]
+        mgmt.put("v1/secrets", capmox_credentials(docs, url=None, insecure=None))
+        ctx.wakeup(PROXMOX).set()
+        await eventually(lambda: ready(mgmt)["message"] != first)
+        assert ready(mgmt)["reason"] == "MissingURLKey"
+        await eventually(lambda: len([e for e in mgmt.live("events") if e.get("reason") == "MissingURLKey"]) == 2)
+    warned = sorted(e["message"] for e in mgmt.live("events") if e.get("reason") == "MissingURLKey")
+    assert warned == sorted([first, ready(mgmt)["message"]])

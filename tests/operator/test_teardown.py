@@ -168,6 +168,23 @@ async def test_an_unreachable_tenant_is_a_reported_leftover_and_the_finalizer_st
     assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "later steps still ran"
 
 
+async def test_a_provisioned_tenant_whose_kubeconfig_is_gone_reports_its_disks_as_leftovers(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """An apiserver that existed may have made disks; without its kubeconfig nobody can free them."""
+    seeded(mgmt, url(tenant))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            await api.delete(Resource("v1", "Secret", "secrets", True), "acme-admin-kubeconfig", "tenant-acme")
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=30)
+    tenant_step = step(mgmt, PROXMOX, "TenantVolumes")
+    assert tenant_step["outcome"] == "Leftover"
+    assert tenant_step["message"].startswith("the admin kubeconfig Secret is gone")
+    assert "disks may remain on the hypervisor" in tenant_step["message"]
+
+
 async def test_volumes_the_csi_driver_never_releases_are_listed_as_leftovers(
     mgmt: KubeEmulator, tenant: KubeEmulator
 ) -> None:

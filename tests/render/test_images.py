@@ -17,7 +17,7 @@ from tenant_support import EXAMPLES, doc, load_example
 from tenantctl.cli import app
 from tenantctl.render import render_tenant, render_tenant_bootstrap
 from tenantctl.render.image_settings import ImageOverride, ImagesSpec
-from tenantctl.render.images import CATALOGUE
+from tenantctl.render.images import CATALOGUE, pinned
 from tenantctl.spec import parse_observed, parse_tenant_documents
 from tenantctl.spec.image_refs import digest_problem, repository_problem, tag_problem
 from tenantctl.spec.tenant import TalosSpec
@@ -111,6 +111,13 @@ def test_every_catalogue_entry_is_pinned_with_its_source(name: str) -> None:
     assert entry.digest is not None or entry.no_digest, f"{name}: no digest and no reason why"
     if entry.digest is not None:
         assert digest_problem(entry.digest) is None
+
+
+def test_a_pinned_reference_keeps_a_registry_port_in_its_repository() -> None:
+    """`host:port/path:tag@digest` as upstream manifests write it: the tag follows the last colon."""
+    digest = "sha256:" + "0" * 64
+    entry = pinned(f"registry.example.org:5000/team/app:v1.2.3@{digest}", "a manifest", "a use")
+    assert (entry.repository, entry.tag, entry.digest) == ("registry.example.org:5000/team/app", "v1.2.3", digest)
 
 
 def test_talos_csr_signer_is_the_digest_pinned_cozystack_build() -> None:

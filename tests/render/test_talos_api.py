@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import ipaddress
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -12,7 +13,7 @@ import yaml
 
 from tenant_support import load_example
 from tenantctl.render import render_tenant
-from tenantctl.render.talos_api import TRUSTD_PORT, trustd_service_port
+from tenantctl.render.talos_api import ADDITIONAL_PORTS_PATH, TRUSTD_PORT, trustd_service_port
 from tenantctl.spec import parse_observed, parse_tenant_documents
 
 CASES = {
@@ -70,3 +71,17 @@ def test_without_an_observed_address_the_certificate_names_only_the_service() ->
     cert = one(objects, "Certificate", "acme-talos-tls-cert")["spec"]
     assert "ipAddresses" not in cert
     assert cert["dnsNames"] == ["acme.tenant-acme.svc", "acme.tenant-acme.svc.cluster.local"]
+
+
+def test_the_trustd_port_is_applied_to_the_kind_and_field_kamaji_serves(shared: Path) -> None:
+    """Server-side apply resolves the object by apiVersion and kind: a mismatch publishes nothing."""
+    crd_file = next((shared / "crds").glob("kamaji-*/kamaji.clastix.io_tenantcontrolplanes.yaml"))
+    crd = yaml.safe_load(crd_file.read_text())["spec"]
+    served = {f"{crd['group']}/{v['name']}": v for v in crd["versions"] if v["served"]}
+    applied = trustd_service_port(parse_tenant_documents(load_example("proxmox.yaml")).clusters[0])
+    assert applied["kind"] == crd["names"]["kind"]
+    assert applied["apiVersion"] in served
+    schema, ports = served[applied["apiVersion"]]["schema"]["openAPIV3Schema"], applied
+    for key in ADDITIONAL_PORTS_PATH:
+        schema, ports = schema["properties"][key], ports[key]
+    assert schema["type"] == "array" and [p["port"] for p in ports] == [TRUSTD_PORT]

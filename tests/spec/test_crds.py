@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
+from typing import Literal
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
 from tenant_support import load_example
-from tenantctl.spec.crds import render_crds
+from tenantctl.spec import crd_rules
+from tenantctl.spec.crds import render_crds, structural_schema
 from tenantctl.validate import SchemaCatalog, validate_objects
 
 
@@ -41,3 +45,36 @@ def test_generated_crds_refuse_unknown_fields(own_catalog: SchemaCatalog) -> Non
     docs[0]["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
     problems = validate_objects(docs, own_catalog)
     assert any("dnsServer" in p.path for p in problems), problems
+
+
+class _Pinned(BaseModel):
+    mode: Literal["fixed"]
+    level: Literal[3]
+
+
+def test_a_field_pinned_to_one_value_is_a_one_value_enum_of_its_type() -> None:
+    """pydantic spells a one-value Literal as `const`; the CRD must still admit that value and no other."""
+    properties = structural_schema(_Pinned)[0]["properties"]
+    assert properties["mode"] == {"type": "string", "enum": ["fixed"]}
+    assert properties["level"] == {"type": "integer", "enum": [3]}
+
+
+class _Everything(StrEnum):
+    ALL = "all"
+
+
+class _Surge(BaseModel):
+    max_surge: _Everything | int
+
+
+def test_a_union_of_a_named_string_type_and_a_number_is_int_or_string() -> None:
+    """A named type in a union is a `$ref` in pydantic's schema: it is looked up, not refused as untyped."""
+    properties = structural_schema(_Surge)[0]["properties"]
+    assert properties["max_surge"] == {"x-kubernetes-int-or-string": True}
+
+
+def test_a_cel_rule_for_a_field_no_model_has_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A renamed field must not silently shed its admission rule: generating the CRDs fails instead."""
+    monkeypatch.setitem(crd_rules.FIELD_RULES, "NetworkSpec.podCidr", ({"rule": "true", "message": "x"},))
+    with pytest.raises(ValueError, match=r"attached to nothing \(renamed model or field\?\): NetworkSpec.podCidr$"):
+        render_crds()

@@ -97,6 +97,11 @@ def _too_many_replicas(docs: Docs) -> None:
     pool(docs)["spec"]["replicas"] = 51
 
 
+def _too_many_replicas_at_prefix_0(docs: Docs) -> None:
+    _too_many_replicas(docs)
+    px(docs)["ipv4Config"]["prefix"] = 0
+
+
 def _kubevirt_only_cpu(docs: Docs) -> None:
     pool(docs, "big")["spec"]["resources"] = {"cpu": "4"}
 
@@ -259,6 +264,10 @@ CASES: dict[str, Case] = {
     ),
     "IP pool too small for max replicas + surge": Case(
         "proxmox.yaml", _too_many_replicas, "TenantCluster/acme.spec.proxmox.ipv4Config.addresses",
+        "51 usable addresses, but the node pools can claim 52",
+    ),
+    "IP pool too small for max replicas + surge at prefix 0": Case(
+        "proxmox.yaml", _too_many_replicas_at_prefix_0, "TenantCluster/acme.spec.proxmox.ipv4Config.addresses",
         "51 usable addresses, but the node pools can claim 52",
     ),
     "missing CCM credentials": Case(
@@ -545,7 +554,8 @@ CASES: dict[str, Case] = {
     ),
     "gpus on a proxmox pool": Case(
         "proxmox.yaml", _set(lambda d: pool(d)["spec"], "kubevirt", {"gpus": [_GPU]}),
-        "NodePool/md0.spec.kubevirt.gpus", "1 GPU(s) refused on substrate proxmox",
+        "NodePool/md0.spec.kubevirt.gpus",
+        "1 GPU(s) refused on substrate proxmox: tenantctl passes GPUs only into kubevirt worker VMs",
     ),
     "gpu deviceName not a resource name": Case(
         "kubevirt.yaml", _set(lambda d: pool(d)["spec"]["kubevirt"], "gpus", [{"name": "gpu1", "deviceName": "A10"}]),

@@ -138,7 +138,7 @@ class _Translator:
     def _typed(self, node: Mapping[str, Any], model_name: str | None, field_key: str | None) -> dict[str, Any]:
         if "enum" in node or "const" in node:
             values = node.get("enum") or [node["const"]]
-            return {"type": "string", "enum": list(values)}
+            return {"type": node["type"], "enum": list(values)}
         kind = node.get("type")
         if kind == "object" and "properties" in node:
             name = model_name or str(node.get("title", ""))

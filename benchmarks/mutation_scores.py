@@ -1,0 +1,219 @@
+"""Mutation scores per area: a seeded sample of mutmut's mutants, each checked against its area's suites.
+
+    make mutation-sample                                       # generate, map, check the sample, report
+    .venv/bin/python benchmarks/mutation_scores.py sample      # the seeded sample of mutant names
+    .venv/bin/python benchmarks/mutation_scores.py run NAME... # check mutants (names also on stdin)
+    .venv/bin/python benchmarks/mutation_scores.py report      # the table docs/testing.md quotes
+    .venv/bin/python benchmarks/mutation_scores.py survivors   # survivors not judged equivalent
+
+mutmut 3.8 generates the mutants (`mutants/`) and maps every test to the functions it executes
+(`mutants/mutmut-stats.json`). Its own runner re-collects the suite in one process, where parametrized
+ids built from the code under test stop matching (pytest exits 4); here each mutant runs in a fresh
+pytest process instead, with `MUTANT_UNDER_TEST` naming it, as mutmut's trampolines expect.
+
+A verdict is killed (a test failed, or the budget a hang exhausts ran out), survived (no test failed,
+or no test executes the mutated function), or survived and judged equivalent in
+`docs/mutation-equivalents.tsv` (mutant name, tab, why no test can tell it from the original).
+The score is killed / (killed + survivors not judged equivalent).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MUTANTS = ROOT / "mutants"
+PACKAGE = MUTANTS / "src" / "tenantctl"
+VERDICTS = MUTANTS / "sample-verdicts.json"
+EQUIVALENTS = ROOT / "docs" / "mutation-equivalents.tsv"
+AREAS = {
+    "spec": ("spec/",),
+    "render": ("render/",),
+    "audit": ("audit.py",),
+    "operator (apply, reconcile, teardown)": ("operator/apply.py", "operator/reconcile.py", "operator/teardown.py"),
+}
+# Of the tests mutmut saw executing the mutated function, those in the area's own suites. A kill only
+# elsewhere is not counted (the score errs low); a hypothesis property run (~70 s) per mutant would not
+# fit the sample into an afternoon.
+SUITES = {
+    "spec": ("tests/spec/", "tests/hostile/"),
+    "render": ("tests/render/", "tests/hostile/"),
+    "audit": ("tests/audit/", "tests/hostile/"),
+    "operator (apply, reconcile, teardown)": ("tests/operator/",),
+}
+# Mutants per area in the measured sample: the first N of a seeded shuffle, so a larger N extends it.
+SAMPLE_SIZES = {"audit": 60, "operator (apply, reconcile, teardown)": 50, "render": 70, "spec": 70}
+SEED = 14
+NO_TESTS, TIMED_OUT, USAGE_ERROR = 33, 36, 4
+KILLED = {1, 3, TIMED_OUT}
+
+
+def area_of(relative: str) -> str | None:
+    for area, prefixes in AREAS.items():
+        if relative.startswith(prefixes):
+            return area
+    return None
+
+
+def _area_of_name(name: str) -> str:
+    module = name.partition("__mutmut_")[0].rpartition(".")[0].removeprefix("tenantctl.")
+    area = area_of(module.replace(".", "/") + ".py")
+    assert area is not None, name
+    return area
+
+
+def generated() -> Iterator[tuple[str, str]]:
+    """(area, mutant name) for every mutant mutmut generated in the scored areas."""
+    for meta in sorted(PACKAGE.rglob("*.py.meta")):
+        area = area_of(meta.relative_to(PACKAGE).as_posix())
+        if area is not None:
+            for name in json.loads(meta.read_text())["exit_code_by_key"]:
+                yield area, name
+
+
+def sample() -> list[str]:
+    by_area: dict[str, list[str]] = {}
+    for area, name in generated():
+        by_area.setdefault(area, []).append(name)
+    rng = random.Random(SEED)
+    picked: list[str] = []
+    for area in sorted(by_area):
+        names = sorted(by_area[area])
+        rng.shuffle(names)
+        picked += names[: SAMPLE_SIZES[area]]
+    rng.shuffle(picked)
+    return picked
+
+
+def verdicts() -> dict[str, int]:
+    return json.loads(VERDICTS.read_text()) if VERDICTS.exists() else {}
+
+
+def equivalents() -> dict[str, str]:
+    if not EQUIVALENTS.exists():
+        return {}
+    rows = (line.split("\t", 1) for line in EQUIVALENTS.read_text().splitlines() if line and not line.startswith("#"))
+    return {name: reason for name, reason in rows}
+
+
+def check(name: str, tests: Sequence[str], budget: float) -> int:
+    """pytest's exit code for `tests` with mutant `name` active, or TIMED_OUT."""
+    env = {**os.environ, "MUTANT_UNDER_TEST": name, "PYTHONPATH": "src"}
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider",
+               "-m", "not slow", *tests]
+    try:
+        done = subprocess.run(command, cwd=MUTANTS, env=env, capture_output=True, timeout=budget, check=False)
+    except subprocess.TimeoutExpired:
+        return TIMED_OUT
+    if done.returncode == USAGE_ERROR and any("::" in t for t in tests):
+        # Ids of tests parametrized from the mutated code change with it: run their whole modules instead.
+        return check(name, sorted({t.partition("::")[0] for t in tests}), budget)
+    return done.returncode
+
+
+def unmapped_tests(known: set[str]) -> list[str]:
+    """Tests of the checkout that mutmut's map does not know (added since it ran): every mutant runs them."""
+    for copied in ("tests", "examples", "docs"):
+        shutil.copytree(ROOT / copied, MUTANTS / copied, dirs_exist_ok=True)
+    listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                             "-m", "not slow", *sorted({s for suites in SUITES.values() for s in suites})],
+                            cwd=MUTANTS, env={**os.environ, "PYTHONPATH": "src"}, capture_output=True, text=True,
+                            check=False)
+    added = [line for line in listed.stdout.splitlines() if line.startswith("tests/") and line not in known]
+    if not added:
+        return []
+    # Only those that pass on the unmutated code of the snapshot can tell a mutant from it.
+    baseline = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "--tb=no", "-p", "no:cacheprovider",
+                               *added], cwd=MUTANTS, env={**os.environ, "MUTANT_UNDER_TEST": "", "PYTHONPATH": "src"},
+                              capture_output=True, text=True, check=False)
+    passing = {line.removeprefix("PASSED ") for line in baseline.stdout.splitlines() if line.startswith("PASSED ")}
+    return [t for t in added if t in passing]
+
+
+def run(names: Sequence[str], workers: int, again: bool) -> None:
+    """Check each mutant not yet judged, cheapest tests first, recording verdicts as they come."""
+    stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
+    tests_of, seconds = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
+    added = unmapped_tests(set(seconds))
+    recorded = verdicts()
+    todo = [n for n in names if again or n not in recorded]
+
+    def one(name: str) -> tuple[str, int]:
+        suites = SUITES[_area_of_name(name)]
+        executing = tests_of.get(name.partition("__mutmut_")[0], ())
+        # A function only other suites execute (the README's generated tables, say) is judged by those.
+        mapped = [t for t in executing if t.startswith(suites)] or list(executing)
+        tests = [*(t for t in added if t.startswith(suites)), *sorted(mapped, key=lambda t: seconds.get(t, 0.0))]
+        if not tests:
+            return name, NO_TESTS
+        return name, check(name, tests, budget=60 + 5 * sum(seconds.get(t, 0.0) for t in tests))
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(workers) as pool:
+        for done, (name, code) in enumerate(pool.map(one, todo), start=1):
+            recorded[name] = code
+            VERDICTS.write_text(json.dumps(recorded, indent=1, sort_keys=True))
+            print(f"{done}/{len(todo)} {time.monotonic() - started:6.0f}s exit {code} {name}", flush=True)
+
+
+def report() -> str:
+    judged, recorded = equivalents(), verdicts()
+    counts: dict[str, Counter[str]] = {area: Counter() for area in AREAS}
+    for area, name in generated():
+        c = counts[area]
+        c["generated"] += 1
+        code = recorded.get(name)
+        if code is None:
+            continue
+        c["checked"] += 1
+        if code in KILLED:
+            c["killed"] += 1
+        elif code in (0, NO_TESTS):
+            c["equivalent" if name in judged else "survived"] += 1
+    lines = ["| area | killed | survived | equivalent | score |", "|---|---|---|---|---|"]
+    for area, c in counts.items():
+        scored = c["killed"] + c["survived"]
+        score = f"{100 * c['killed'] / scored:.1f} %" if scored else "not measured"
+        lines.append(f"| {area} | {c['killed']} | {c['survived']} | {c['equivalent']} | {score} |")
+    lines.append("")
+    for area, c in counts.items():
+        other = c["checked"] - c["killed"] - c["survived"] - c["equivalent"]
+        lines.append(f"{area}: {c['checked']} of {c['generated']} mutants checked, {other} without a verdict")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("sample", help="print the seeded sample of mutant names (SAMPLE_SIZES per area)")
+    checking = sub.add_parser("run", help="check the named mutants (or names on stdin) and record the verdicts")
+    checking.add_argument("names", nargs="*")
+    checking.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    checking.add_argument("--again", action="store_true", help="check mutants that already have a verdict")
+    sub.add_parser("report", help="print the score table")
+    sub.add_parser("survivors", help="print surviving mutants not judged equivalent")
+    args = parser.parse_args()
+    if args.command == "sample":
+        print("\n".join(sample()))
+    elif args.command == "run":
+        run(args.names or sys.stdin.read().split(), args.workers, args.again)
+    elif args.command == "report":
+        print(report())
+    else:
+        judged = equivalents()
+        print("\n".join(n for n, code in sorted(verdicts().items()) if code in (0, NO_TESTS) and n not in judged))
+
+
+if __name__ == "__main__":
+    main()
