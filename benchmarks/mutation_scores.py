@@ -107,23 +107,24 @@ def equivalents() -> dict[str, str]:
     return {name: reason for name, reason in rows}
 
 
-def check(name: str, tests: Sequence[str], budget: float) -> int:
-    """pytest's exit code for `tests` with mutant `name` active, or TIMED_OUT."""
+def check(name: str, tests: Sequence[str], budget: float, broken: Sequence[str] = ()) -> int:
+    """pytest's exit code for `tests` with mutant `name` active (`broken` deselected), or TIMED_OUT."""
     env = {**os.environ, "MUTANT_UNDER_TEST": name, "PYTHONPATH": "src"}
     command = [sys.executable, "-m", "pytest", "-x", "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider",
-               "-m", "not slow", *tests]
+               "-m", "not slow", *(f"--deselect={t}" for t in broken), *tests]
     try:
         done = subprocess.run(command, cwd=MUTANTS, env=env, capture_output=True, timeout=budget, check=False)
     except subprocess.TimeoutExpired:
         return TIMED_OUT
     if done.returncode == USAGE_ERROR and any("::" in t for t in tests):
         # Ids of tests parametrized from the mutated code change with it: run their whole modules instead.
-        return check(name, sorted({t.partition("::")[0] for t in tests}), budget)
+        return check(name, sorted({t.partition("::")[0] for t in tests}), budget, broken)
     return done.returncode
 
 
-def unmapped_tests(known: set[str]) -> list[str]:
-    """Tests of the checkout that mutmut's map does not know (added since it ran): every mutant runs them."""
+def unmapped_tests(known: set[str]) -> tuple[list[str], list[str]]:
+    """Tests of the checkout that mutmut's map does not know (added since it ran): those that pass on the
+    unmutated snapshot, which every mutant of their area runs, and those that fail there, which none may."""
     for copied in ("tests", "examples", "docs"):
         shutil.copytree(ROOT / copied, MUTANTS / copied, dirs_exist_ok=True)
     listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
@@ -132,32 +133,34 @@ def unmapped_tests(known: set[str]) -> list[str]:
                             check=False)
     added = [line for line in listed.stdout.splitlines() if line.startswith("tests/") and line not in known]
     if not added:
-        return []
+        return [], []
     # Only those that pass on the unmutated code of the snapshot can tell a mutant from it.
     baseline = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "--tb=no", "-p", "no:cacheprovider",
                                *added], cwd=MUTANTS, env={**os.environ, "MUTANT_UNDER_TEST": "", "PYTHONPATH": "src"},
                               capture_output=True, text=True, check=False)
     passing = {line.removeprefix("PASSED ") for line in baseline.stdout.splitlines() if line.startswith("PASSED ")}
-    return [t for t in added if t in passing]
+    return [t for t in added if t in passing], [t for t in added if t not in passing]
 
 
 def run(names: Sequence[str], workers: int, again: bool) -> None:
     """Check each mutant not yet judged, cheapest tests first, recording verdicts as they come."""
     stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
     tests_of, seconds = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
-    added = unmapped_tests(set(seconds))
+    added, broken = unmapped_tests(set(seconds))
     recorded = verdicts()
     todo = [n for n in names if again or n not in recorded]
 
     def one(name: str) -> tuple[str, int]:
         suites = SUITES[_area_of_name(name)]
         executing = tests_of.get(name.partition("__mutmut_")[0], ())
-        # A function only other suites execute (the README's generated tables, say) is judged by those.
-        mapped = [t for t in executing if t.startswith(suites)] or list(executing)
+        # No test of the area is seen executing a function that runs at import (tables of rules and
+        # images) or only under other suites (the README's tables): the area's suites run in full, then
+        # those other tests.
+        mapped = [t for t in executing if t.startswith(suites)] or [*suites, *executing]
         tests = [*(t for t in added if t.startswith(suites)), *sorted(mapped, key=lambda t: seconds.get(t, 0.0))]
         if not tests:
             return name, NO_TESTS
-        return name, check(name, tests, budget=60 + 5 * sum(seconds.get(t, 0.0) for t in tests))
+        return name, check(name, tests, budget=60 + 5 * sum(seconds.get(t, 0.0) for t in tests), broken=broken)
 
     started = time.monotonic()
     with ThreadPoolExecutor(workers) as pool:

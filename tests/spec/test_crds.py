@@ -52,11 +52,14 @@ class _Pinned(BaseModel):
     level: Literal[3]
 
 
-def test_a_field_pinned_to_one_value_is_a_one_value_enum_of_its_type() -> None:
+def test_a_field_pinned_to_one_value_is_a_one_value_enum() -> None:
     """pydantic spells a one-value Literal as `const`; the CRD must still admit that value and no other."""
-    properties = structural_schema(_Pinned)[0]["properties"]
-    assert properties["mode"] == {"type": "string", "enum": ["fixed"]}
-    assert properties["level"] == {"type": "integer", "enum": [3]}
+    assert structural_schema(_Pinned)[0]["properties"]["mode"] == {"type": "string", "enum": ["fixed"]}
+
+
+def test_a_one_value_enum_keeps_the_type_of_its_value() -> None:
+    """`{type: string, enum: [3]}` would refuse the very 3 the model accepts."""
+    assert structural_schema(_Pinned)[0]["properties"]["level"] == {"type": "integer", "enum": [3]}
 
 
 class _Everything(StrEnum):
