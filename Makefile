@@ -43,7 +43,7 @@ image: $(VENV)/.installed
 	@builder=; for b in podman docker buildah; do \
 		if command -v $$b >/dev/null && $$b info >/dev/null 2>&1; then builder=$$b; break; fi; done; \
 	if [ -z "$$builder" ]; then echo "make image: no working container builder (podman, docker or buildah); skipped"; exit 0; fi; \
-	tag=$$($(BIN)/python -c 'from tenantctl.operator.install import DEFAULT_IMAGE; print(DEFAULT_IMAGE)'); \
+	tag=$$($(BIN)/python -c 'from tenantctl.operator.install.objects import DEFAULT_IMAGE; print(DEFAULT_IMAGE)'); \
 	case "$$builder" in *buildah) set -- bud ;; *) set -- build ;; esac; \
 	echo "$$builder $$1 -f Containerfile -t $$tag ."; "$$builder" "$$1" -f Containerfile -t "$$tag" .
 

@@ -41,7 +41,9 @@ AREAS = {
     "spec": ("spec/",),
     "render": ("render/",),
     "audit": ("audit.py",),
-    "operator (apply, reconcile, teardown)": ("operator/apply.py", "operator/reconcile.py", "operator/teardown.py"),
+    "operator (apply, reconcile, teardown)": (
+        "operator/phases/apply.py", "operator/phases/reconcile.py", "operator/phases/teardown.py"
+    ),
 }
 # Of the tests mutmut saw executing the mutated function, those in the area's own suites. A kill only
 # elsewhere is not counted (the score errs low); a hypothesis property run (~70 s) per mutant would not

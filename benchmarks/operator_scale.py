@@ -37,10 +37,10 @@ from typing import Any
 import kopf
 import scale_emulators
 
-from tenantctl.operator.handlers import OperatorContext, build_registry
-from tenantctl.operator.kube import Connection
-from tenantctl.operator.logs import TEXT_FORMAT
-from tenantctl.operator.settings import OperatorSettings
+from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.kube.client import Connection
+from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
+from tenantctl.operator.runtime.logs import TEXT_FORMAT
 
 REPO = Path(__file__).resolve().parents[1]
 Key = tuple[str, str]

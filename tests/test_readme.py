@@ -1,4 +1,4 @@
-"""The README stays true: its spec reference is the models' own, and its set-up is the two commands."""
+"""The README stays true: its spec reference is the models' own, its set-up the two commands, its layout the tree."""
 
 from __future__ import annotations
 
@@ -41,3 +41,24 @@ def test_credentials_key_tables_are_generated_from_the_key_constants() -> None:
     stale = "stale: regenerate with `python -m tenantctl.credentials.keys`"
     assert _block(README.read_text(), "credentials-keys") == key_table(), stale
     assert _block(storage_chain.read_text(), "credentials-keys") == key_table(), stale
+
+
+SRC = README.parent / "src"
+
+
+def _packages() -> set[str]:
+    found = {f"{p.parent.relative_to(SRC).as_posix()}/" for p in (SRC / "tenantctl").rglob("__init__.py")}
+    return found - {"tenantctl/"}
+
+
+def test_layout_names_every_package_and_no_other() -> None:
+    named = set(re.findall(r"^\| `(tenantctl/[\w/]+/)` \|", _block(README.read_text(), "layout"), re.M))
+    assert named == _packages(), f"README layout: missing {_packages() - named}, stale {named - _packages()}"
+
+
+def test_every_package_says_what_lives_there() -> None:
+    import ast
+
+    for package in sorted(_packages()):
+        doc = ast.get_docstring(ast.parse((SRC / package / "__init__.py").read_text()))
+        assert doc and doc.strip(), f"{package}__init__.py has no docstring"

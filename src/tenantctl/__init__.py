@@ -4,3 +4,5 @@ YAML -> spec (pydantic models) -> render (pure functions to dicts) -> stdout or 
 """
 
 __version__ = "0.1.0"
+MANAGED_BY = "tenantctl"
+"""The `app.kubernetes.io/managed-by` value of every object tenantctl writes; here so every room can name it."""

@@ -13,7 +13,7 @@ from tenantctl.credentials.capmox import (
     check_capmox_secret,
     secret_data,
 )
-from tenantctl.operator.conditions import Reason
+from tenantctl.operator.phases.conditions import Reason
 
 GOOD = {"url": "https://pve.example:8006", "token": "capmox@pve!capi", "secret": "s3cr3t-value", "insecure": "false"}
 

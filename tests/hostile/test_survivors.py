@@ -7,7 +7,7 @@ from typing import Any
 
 from tenant_support import load_example
 from tenantctl.audit import audit_objects, credential_values
-from tenantctl.operator.teardown import TeardownReport
+from tenantctl.operator.phases.teardown import TeardownReport
 from tenantctl.spec import parse_observed, parse_tenant_documents
 
 TOKEN_UUID = "0f3c2a9e-6f4b-4c1d-9a8e-2b7c5d1e0a44"

@@ -10,8 +10,8 @@ from kube_emulator import KubeEmulator, declare
 from operator_support import b64, management, seed_control_plane, seed_documents
 
 from tenant_support import clone, load_example
-from tenantctl.operator.kube import Connection, KubeClient
-from tenantctl.operator.observe import generate_talos_secrets
+from tenantctl.operator.kube.client import Connection, KubeClient
+from tenantctl.operator.phases.observe import generate_talos_secrets
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import parse_tenant_documents
 
@@ -86,7 +86,7 @@ def _cluster(docs: list[dict[str, Any]]) -> Any:
 
 async def applied(mgmt: KubeEmulator, docs: list[dict[str, Any]], domain: str | None = None) -> list[dict[str, Any]]:
     """What the operator applied for `docs`: rendered with the observations the cluster holds, stored."""
-    from tenantctl.operator.plan import observe_read_only
+    from tenantctl.operator.daytwo.plan import observe_read_only
 
     tenant = parse_tenant_documents(docs)
     cluster = tenant.clusters[0]

@@ -17,9 +17,9 @@ import kopf
 import yaml
 from kube_emulator import KubeEmulator, declare
 
-from tenantctl.operator.handlers import OperatorContext, build_registry
-from tenantctl.operator.kube import Connection, RetryPolicy
-from tenantctl.operator.settings import OperatorSettings
+from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.kube.client import Connection, RetryPolicy
+from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import parse_tenant_documents
 

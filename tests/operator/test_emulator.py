@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from kube_emulator import IMMUTABLE_TCT, PVC_PROTECTION, Fault, KubeEmulator, declare
 
-from tenantctl.operator.kube import (
+from tenantctl.operator.kube.client import (
     APIError,
     Connection,
     ImmutableFieldError,

@@ -13,10 +13,10 @@ import binascii
 from collections.abc import Mapping
 from typing import Any
 
+from tenantctl import MANAGED_BY
 from tenantctl.credentials.findings import CredentialsFinding, Finding
 from tenantctl.credentials.inputs import pem_problem
 from tenantctl.credentials.keys import CapmoxKey
-from tenantctl.render.meta import MANAGED_BY
 
 __all__ = [
     "CredentialsFinding",

@@ -1,7 +1,7 @@
 """Dict-in, dict-out calls to one Kubernetes API server for the (synchronous) harness.
 
 The harness touches a handful of paths (custom objects, Secrets, Nodes, PVCs, Pods, PVs) and keeps
-objects as plain dicts. The calls go through the operator's client (`tenantctl.operator.kube`, the
+objects as plain dicts. The calls go through the operator's client (`tenantctl.operator.kube.client`, the
 one module that talks to an API), so kubeconfig handling — certificates, tokens, `tokenFile`, exec
 plugins — is the same everywhere. That client is async: it runs on a loop in a thread of its own, so
 the harness may call from any thread and close from any other.
@@ -33,7 +33,7 @@ class Kube:
     """One API server; `timeout` bounds every single request in seconds (no retries: the harness polls)."""
 
     def __init__(self, connection: Any, timeout: float = 15.0) -> None:
-        from tenantctl.operator.kube import KubeClient, RetryPolicy
+        from tenantctl.operator.kube.client import KubeClient, RetryPolicy
 
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="e2e-kube", daemon=True)
@@ -45,14 +45,14 @@ class Kube:
     def from_file(cls, path: str, timeout: float = 15.0) -> Kube:
         import yaml
 
-        from tenantctl.operator.kube import Connection
+        from tenantctl.operator.kube.client import Connection
 
         file = Path(path).expanduser()
         return cls(Connection.from_kubeconfig(yaml.safe_load(file.read_text()), path=file), timeout)
 
     @classmethod
     def from_dict(cls, kubeconfig: Mapping[str, Any], timeout: float = 15.0) -> Kube:
-        from tenantctl.operator.kube import Connection
+        from tenantctl.operator.kube.client import Connection
 
         return cls(Connection.from_kubeconfig(kubeconfig), timeout)
 
@@ -60,7 +60,7 @@ class Kube:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
     def _call(self, method: str, path: str, body: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        from tenantctl.operator.kube import APIError
+        from tenantctl.operator.kube.client import APIError
 
         try:
             return self._run(self._client.call(method, path, body))

@@ -1,10 +1,5 @@
-"""The kopf operator: reconcile TenantClusters and NodePools, tear them down in order.
+"""The operator: the API door, the phases over it, the kopf runtime that drives them, day-two readers, install.
 
-Layers, low to high: `kube` (the only API client) → `observe`/`apply`/`tenant` (phases over dicts)
-→ `reconcile`/`teardown` (phase lists building status) → `handlers` (kopf) → `commands` (CLI).
+Layers, high to low: `runtime` (kopf) → `install` | `daytwo` → `phases` → `kube` → `config`;
+no layer imports one above it (import-linter holds it).
 """
-
-from tenantctl.operator.conditions import ConditionType, Phase, Reason, StepOutcome, TeardownStep
-from tenantctl.operator.settings import OperatorSettings
-
-__all__ = ["ConditionType", "OperatorSettings", "Phase", "Reason", "StepOutcome", "TeardownStep"]

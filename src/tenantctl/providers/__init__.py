@@ -2,6 +2,6 @@
 
 Layers, low to high: catalogue and patches (data) → platform and bundles (what a user asks for) →
 contract, build, check, render, plan (pure decisions over bytes and dicts) → download, vendoring
-(the network and the disk) → commands (the CLI). `commands.register` is the only entry point the
-root CLI uses; everything else is imported lazily by the commands.
+(the network and the disk). The commands that drive them live in `tenantctl.cli.providers`, which
+imports them lazily.
 """

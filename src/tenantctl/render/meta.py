@@ -7,6 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from tenantctl import MANAGED_BY
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
 from tenantctl.spec.addons import INGRESS_NODE_LABEL
 
@@ -28,7 +29,6 @@ __all__ = [
     "platform_meta",
 ]
 
-MANAGED_BY = "tenantctl"
 CLUSTER_LABEL = "tenantctl.io/cluster"
 POOL_LABEL = "tenantctl.io/nodepool"
 # Cluster-scoped objects carry their tenant's namespace: two tenants may give their clusters one name.

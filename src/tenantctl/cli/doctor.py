@@ -1,0 +1,108 @@
+"""`tenantctl doctor proxmox`: the preflight a platform engineer runs before any VM is cloned."""
+
+from __future__ import annotations
+
+import os
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tenantctl.cli.support import refusals_exit_2
+from tenantctl.problems import Problem
+
+__all__ = ["TOKEN_SECRET_ENV", "register"]
+
+TOKEN_SECRET_ENV = "PROXMOX_TOKEN_SECRET"
+
+
+class OutputFormat(StrEnum):
+    TABLE = "table"
+    JSON = "json"
+
+
+class ControllerChoice(StrEnum):
+    CAPMOX = "capmox"
+    CSI = "csi"
+    CCM = "ccm"
+
+
+doctor_app = typer.Typer(help="Preflight checks of the infrastructure a tenant needs.", no_args_is_help=True)
+
+
+@doctor_app.command("proxmox")
+@refusals_exit_2
+def proxmox(
+    file: Annotated[Path, typer.Option("-f", "--filename", help="TenantCluster + NodePool YAML (- for stdin).")],
+    url: Annotated[str, typer.Option("--url", help="Proxmox URL as capmox gets it, e.g. https://pve:8006.")],
+    token_id: Annotated[str, typer.Option("--token-id", help="API token id, user@realm!name.")],
+    cluster: Annotated[str | None, typer.Option("--cluster", help="TenantCluster name when several.")] = None,
+    ca_file: Annotated[Path | None, typer.Option("--ca-file", help="CA bundle for the Proxmox certificate.")] = None,
+    controller: Annotated[
+        list[ControllerChoice] | None,
+        typer.Option("--controller", help="Check the token for these controllers only (repeatable)."),
+    ] = None,
+    output: Annotated[OutputFormat, typer.Option("-o", "--output")] = OutputFormat.TABLE,
+    credentials_secret: Annotated[Path | None, typer.Option(
+        "--credentials-secret", help="The capmox Secret manifest the tenant names: its keys and TLS choice.")] = None,
+) -> None:
+    """Check a Proxmox stand against a tenant spec; the token secret is read from PROXMOX_TOKEN_SECRET.
+
+    Exit 1 on any FAIL, 0 otherwise, 2 on unusable input.
+    """
+    from tenantctl.cli.report import render_json, render_table
+    from tenantctl.documents import load_file
+    from tenantctl.problems import InvalidInput
+    from tenantctl.proxmox.client import Target
+    from tenantctl.proxmox.doctor import doctor, pick_cluster
+    from tenantctl.proxmox.privileges import Controller
+    from tenantctl.spec import parse_tenant_documents
+
+    secret = os.environ.get(TOKEN_SECRET_ENV, "")
+    problems = []
+    if not secret:
+        problems.append(
+            Problem(TOKEN_SECRET_ENV, "unset or empty: export the token secret (never pass it as an argument)")
+        )
+    if "!" not in token_id:
+        problems.append(Problem("--token-id", f"{token_id!r} is not of the form user@realm!tokenname"))
+    credentials = _credentials(credentials_secret, problems) if credentials_secret is not None else None
+    if problems:
+        raise InvalidInput(problems)
+    tenant = parse_tenant_documents(load_file(file))
+    tc = pick_cluster(tenant, cluster)
+    insecure = bool(tc.spec.proxmox and tc.spec.proxmox.insecure)
+    target = Target(url, token_id, secret, insecure=insecure, ca_file=str(ca_file) if ca_file else None)
+    chosen = [Controller(c.value) for c in controller] if controller else list(Controller)
+    report = doctor(tenant, target, cluster=cluster, controllers=chosen, credentials=credentials)
+    if output is OutputFormat.JSON:
+        typer.echo(render_json(report), nl=False)
+    else:
+        render_table(report)
+    raise typer.Exit(report.exit_code)
+
+
+def _credentials(path: Path, problems: list[Problem]) -> tuple[str, dict[str, str]] | None:
+    """The one Secret in the manifest at `path`, as (subject, decoded data); refusals go to `problems`."""
+    from tenantctl.credentials.capmox import secret_data
+    from tenantctl.documents import load_file
+    from tenantctl.problems import InvalidInput
+
+    try:
+        docs = load_file(path)
+    except InvalidInput as exc:
+        problems.extend(exc.problems)
+        return None
+    secrets = [d for d in docs if d.get("kind") == "Secret"]
+    if len(secrets) != 1:
+        problems.append(Problem("--credentials-secret", f"{str(path)!r} holds {len(secrets)} Secret documents; "
+                                "give a file with exactly the one capmox reads"))
+        return None
+    meta = secrets[0].get("metadata") or {}
+    return f"Secret {meta.get('namespace', '?')}/{meta.get('name', '?')}", secret_data(secrets[0])
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `doctor` to the root app."""
+    app.add_typer(doctor_app, name="doctor")

@@ -1,0 +1,202 @@
+"""Commands on a tenant's own input: `render`, `validate`, `crds`, `audit`, `images`."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tenantctl.cli.support import print_problems, refusals_exit_2
+
+if TYPE_CHECKING:
+    from tenantctl.render.chart_sources import ChartSourcesSpec
+    from tenantctl.render.image_settings import ImagesSpec
+    from tenantctl.spec import TenantInput
+
+
+class OutputFormat(StrEnum):
+    yaml = "yaml"
+    json = "json"
+
+
+class ListFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+FileOption = Annotated[Path, typer.Option("-f", "--filename", help="TenantCluster/NodePool YAML ('-' for stdin).")]
+ObservedOption = Annotated[
+    Path | None,
+    typer.Option("--observed", help="ObservedState YAML: runtime inputs that enable the TalosConfigTemplates."),
+]
+OutputOption = Annotated[OutputFormat, typer.Option("-o", "--output", help="Output format.")]
+PlatformOption = Annotated[
+    Path | None,
+    typer.Option("--platform", help="Platform YAML: spec.charts (chart sources) and spec.images (overrides, mirror)."),
+]
+
+
+def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tuple[str, str], Any]]:
+    from tenantctl.documents import load_file
+    from tenantctl.spec import parse_observed, parse_tenant_documents
+
+    tenant = parse_tenant_documents(load_file(filename))
+    observations = parse_observed(load_file(observed)) if observed is not None else {}
+    if tenant.warnings:
+        print_problems(tenant.warnings)
+    return tenant, observations
+
+
+def platform_settings(platform: Path | None) -> tuple[ChartSourcesSpec | None, ImagesSpec | None]:
+    """The Platform passes every check `providers render` makes (bundles, lock, contracts), so no
+    command accepts a platform another refuses; its chart sources and images matter here."""
+    if platform is None:
+        return None, None
+    from tenantctl.providers.assemble import render_workspace
+    from tenantctl.providers.workspace import open_workspace
+
+    workspace = open_workspace(platform)
+    render_workspace(workspace, with_components=False)
+    return workspace.platform.charts, workspace.platform.images
+
+
+@refusals_exit_2
+def render(
+    filename: FileOption,
+    observed: ObservedOption = None,
+    platform: PlatformOption = None,
+    output: OutputOption = OutputFormat.yaml,
+    in_tenant: Annotated[
+        bool, typer.Option("--in-tenant", help="Print the objects applied inside the tenant (needs --observed).")
+    ] = False,
+) -> None:
+    """Render every management-cluster object of the input to stdout, in a stable order."""
+    from tenantctl.documents import dump_objects
+    from tenantctl.problems import InvalidInput, Problem
+    from tenantctl.render import render_tenant, render_tenant_bootstrap
+
+    tenant, observations = _load(filename, observed)
+    charts, images = platform_settings(platform)
+    if in_tenant:
+        if not observations:
+            raise InvalidInput([Problem("--in-tenant", "needs --observed: the bootstrap token is a runtime input")])
+        render_tenant(tenant, observations, charts, images)  # the same refusals as a management render
+        objects = [
+            obj
+            for c in tenant.clusters
+            if (c.metadata.namespace, c.metadata.name) in observations
+            for obj in render_tenant_bootstrap(c, observations[(c.metadata.namespace, c.metadata.name)])
+        ]
+    else:
+        objects = render_tenant(tenant, observations, charts, images)
+    typer.echo(dump_objects(objects, output.value), nl=False)
+
+
+@refusals_exit_2
+def validate(
+    filename: FileOption,
+    crds: Annotated[
+        list[Path] | None,
+        typer.Option("--crds", help="Directory of upstream CRDs to validate against (repeatable)."),
+    ] = None,
+    observed: ObservedOption = None,
+    platform: PlatformOption = None,
+) -> None:
+    """Check the input, render it and judge every object against the CRDs (schema + CEL) and core schemas.
+
+    Exit 0 when every judged object passes, also when some could not be judged (no --crds): the
+    summary then names those kinds as a warning on stderr. Exit 2 on a refusal, and when --crds lacks
+    the CRD of a rendered kind (asked for a full check, the gap is an error).
+    """
+    from tenantctl.problems import InvalidInput, Problem, Severity
+    from tenantctl.render import render_tenant
+    from tenantctl.validate import SchemaCatalog, schema_coverage, validate_objects
+
+    tenant, observations = _load(filename, observed)
+    charts, images = platform_settings(platform)
+    objects = render_tenant(tenant, observations, charts, images)
+    catalog = SchemaCatalog.from_dirs(crds) if crds else None
+    problems = validate_objects(objects, catalog)
+    coverage = schema_coverage(objects, catalog)
+    gap = coverage.gap(catalog)
+    if problems:
+        raise InvalidInput([*problems, *([Problem("--crds", gap)] if gap else [])])
+    typer.echo(f"ok: {coverage.summary(catalog)}")
+    if gap:
+        sys.stdout.flush()
+        print_problems([Problem("validate", gap, Severity.WARNING)])
+
+
+EXIT_FINDINGS = 1
+
+
+@refusals_exit_2
+def audit(
+    filename: FileOption,
+    observed: ObservedOption = None,
+    platform: PlatformOption = None,
+    credentials: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--credentials",
+            help="Secret manifests holding the real tokens: their values are searched for literally (repeatable).",
+        ),
+    ] = None,
+) -> None:
+    """Render and prove no credential reaches a tenant: exit 1 on a finding, 0 when clean (warnings allowed)."""
+    from tenantctl.audit import audit_tenant, credential_values
+    from tenantctl.documents import load_file
+    from tenantctl.problems import Severity
+
+    tenant, observations = _load(filename, observed)
+    values = credential_values([d for path in credentials or [] for d in load_file(path)])
+    findings = audit_tenant(tenant, observations, platform_settings(platform)[0], values)
+    print_problems(findings)
+    errors = [f for f in findings if f.severity is Severity.ERROR]
+    if errors:
+        raise typer.Exit(EXIT_FINDINGS)
+    scope = "add-ons and bootstrap objects included" if observations else "no --observed: management objects only"
+    typer.echo(f"ok: no credential reaches a tenant ({scope})")
+
+
+@refusals_exit_2
+def images(
+    filename: FileOption,
+    platform: PlatformOption = None,
+    output: Annotated[ListFormat, typer.Option("-o", "--output", help="Output format.")] = ListFormat.text,
+) -> None:
+    """List every image the platform and these tenants pull, deduplicated, with where it is used."""
+    import json
+
+    from tenantctl.render.image_list import tenant_images
+    from tenantctl.render.image_settings import ImagesSpec
+
+    tenant, _ = _load(filename, None)
+    _, settings = platform_settings(platform)
+    pulled = tenant_images(tenant, settings or ImagesSpec())
+    if output is ListFormat.json:
+        typer.echo(json.dumps([{"image": p.image, "source": p.source} for p in pulled], indent=2))
+        return
+    width = max((len(p.image) for p in pulled), default=0)
+    for p in pulled:
+        typer.echo(f"{p.image.ljust(width)}  {p.source}")
+
+
+def crds(output: OutputOption = OutputFormat.yaml) -> None:
+    """Print the CustomResourceDefinitions of TenantCluster and NodePool, generated from the models."""
+    from tenantctl.documents import dump_objects
+    from tenantctl.spec.crds import render_crds
+
+    typer.echo(dump_objects(render_crds(), output.value), nl=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the tenant commands to the root app."""
+    app.command()(render)
+    app.command()(validate)
+    app.command()(crds)
+    app.command()(audit)
+    app.command()(images)

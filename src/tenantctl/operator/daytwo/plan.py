@@ -1,0 +1,287 @@
+"""`tenantctl plan`: what the operator would do with an input, object by object, without writing.
+
+The render is the operator's (observations read live with its observe code) and the comparison is
+its apply's (`covers` over `comparable`), so `no-op` here means the operator writes nothing.
+A new content-hashed machine template is a `rotate`: every worker of its pool is replaced.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.kube.client import KubeClient, Resource
+from tenantctl.operator.phases.apply import REPLACE_ON_IMMUTABLE, comparable, covers, kind_key
+from tenantctl.operator.phases.observe import (
+    Observation,
+    decode_secret,
+    generate_talos_secrets,
+    observe,
+    talos_secrets_from,
+)
+from tenantctl.render import Names, cluster_labels, render_cluster
+from tenantctl.render.meta import POOL_LABEL
+from tenantctl.spec import NodePool, TenantCluster
+
+__all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster"]
+
+Obj = dict[str, Any]
+API = "tenantctl.io/v1alpha1"
+DEFAULT_MANAGEMENT_DOMAIN = OperatorSettings.management_cluster_domain
+_MACHINE_TEMPLATES = frozenset({"ProxmoxMachineTemplate", "KubevirtMachineTemplate"})
+# Values of these kinds' data never reach a plan's output: a change is told, not shown.
+_SECRET_KINDS = frozenset({"Secret"})
+
+
+class Action(StrEnum):
+    CREATE = "create"
+    NOOP = "no-op"
+    UPDATE = "update in place"
+    REPLACE = "replace"
+    ROTATE = "rotate"
+    PRUNE = "prune"
+
+
+@dataclass(frozen=True)
+class Change:
+    action: Action
+    kind: str
+    name: str
+    diff: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def ref(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+@dataclass
+class TenantPlan:
+    namespace: str
+    name: str
+    changes: list[Change] = field(default_factory=list)
+    spec_unchanged: bool = False
+    waiting: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return any(c.action is not Action.NOOP for c in self.changes)
+
+    @property
+    def rotations(self) -> list[Change]:
+        return [c for c in self.changes if c.action is Action.ROTATE]
+
+    @property
+    def rolls_without_spec_change(self) -> bool:
+        """The release-catching case: nothing in the input changed, yet workers would be replaced."""
+        return self.spec_unchanged and bool(self.rotations)
+
+    def counts(self) -> dict[str, int]:
+        return {a.value: n for a in Action if (n := sum(c.action is a for c in self.changes))}
+
+    def data(self) -> Obj:
+        out = asdict(self)
+        out["changes"] = [{**asdict(c), "action": c.action.value, "diff": list(c.diff)} for c in self.changes]
+        out["summary"] = self.counts()
+        out["rollsWithoutSpecChange"] = self.rolls_without_spec_change
+        return out
+
+
+async def applied_management_domain(api: KubeClient, cluster: TenantCluster) -> str | None:
+    """The management cluster domain the operator rendered with, read back from the apiserver's
+    certSANs on the live KamajiControlPlane (`<svc>.<ns>.svc.<domain>`); None before the first apply."""
+    names = Names(cluster)
+    res = await api.resource("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+    kcp = None if res is None else await api.get(res, names.control_plane, names.namespace)
+    prefix = f"{names.apiserver_service}.{names.namespace}.svc."
+    sans = ((kcp or {}).get("spec") or {}).get("network", {}).get("certSANs") or []
+    return next((str(s).removeprefix(prefix) for s in sans if str(s).startswith(prefix)), None)
+
+
+async def observe_read_only(
+    api: KubeClient, cluster: TenantCluster, management_domain: str | None = None
+) -> Observation:
+    """The operator's observation without its one write: absent Talos secrets are not generated here
+    (the TalosConfigTemplates then plan with fresh ones; they are `create` anyway on a new tenant).
+    The operator observes the management cluster's domain in its own pod; here it is given, or read
+    back from what the operator applied."""
+    names = Names(cluster)
+    secret = await api.get(await api.require("v1", "Secret"), names.talos_secrets, names.namespace)
+    values = decode_secret(secret) if secret is not None else generate_talos_secrets()
+    talos = talos_secrets_from(values)
+    domain = management_domain or await applied_management_domain(api, cluster) or DEFAULT_MANAGEMENT_DOMAIN
+    return await observe(api, cluster, talos, domain)
+
+
+def _split(key: str) -> tuple[str, str]:
+    api_version, _, kind = key.rpartition("/")
+    return api_version, kind
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _lines_changed(path: str, live: str, desired: str) -> list[str]:
+    """A multi-line string (a machine config, a values file) as the lines that differ."""
+    diff = difflib.unified_diff(live.splitlines(), desired.splitlines(), lineterm="", n=0)
+    return [f"~ {path}:"] + [f"    {line}" for line in diff if not line.startswith(("---", "+++", "@@"))]
+
+
+def field_diff(live: Any, desired: Any, path: str = "") -> list[str]:
+    """Where `live` does not cover `desired`, one line per field; lists are compared whole, like `covers`."""
+    if isinstance(desired, Mapping) and isinstance(live, Mapping):
+        out: list[str] = []
+        for key, value in desired.items():
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in live:
+                out.append(f"+ {sub}: {_short(value)}")
+            elif not covers(live[key], value):
+                out += field_diff(live[key], value, sub)
+        return out
+    if isinstance(live, str) and isinstance(desired, str) and "\n" in live + desired:
+        return _lines_changed(path, live, desired)
+    return [f"~ {path}: {_short(live)} -> {_short(desired)}"]
+
+
+def changed_fields(kind: str, live: Mapping[str, Any], desired: Mapping[str, Any]) -> tuple[str, ...]:
+    """The field-level diff of the operator's comparison; a Secret's values are never shown."""
+    lines = field_diff(comparable(live), comparable(desired))
+    if kind not in _SECRET_KINDS:
+        return tuple(lines)
+    return tuple(line.split(":", 1)[0] + ": (value not shown)" for line in lines if line.startswith(("~", "+")))
+
+
+def _file_spec_is_live(
+    live_docs: Mapping[tuple[str, str], Mapping[str, Any]], docs: Sequence[Mapping[str, Any]]
+) -> bool:
+    """Whether the TenantCluster and NodePools in the cluster already hold the input's specs."""
+    for doc in docs:
+        live = live_docs.get((doc["kind"], doc["metadata"]["name"]))
+        if live is None or not covers(live.get("spec") or {}, doc.get("spec") or {}):
+            return False
+    return bool(docs)
+
+
+async def _live_documents(api: KubeClient, namespace: str) -> dict[tuple[str, str], Obj]:
+    out: dict[tuple[str, str], Obj] = {}
+    for kind in ("TenantCluster", "NodePool"):
+        res = await api.resource(API, kind)
+        if res is not None:
+            for obj in await api.list(res, namespace):
+                out[kind, obj["metadata"]["name"]] = obj
+    return out
+
+
+async def plan_cluster(
+    api: KubeClient,
+    cluster: TenantCluster,
+    pools: Sequence[NodePool],
+    documents: Sequence[Mapping[str, Any]],
+    charts: Any = None,
+    images: Any = None,
+    management_domain: str | None = None,
+) -> TenantPlan:
+    """Classify every object the operator would render for `cluster` against the live inventory."""
+    names = Names(cluster)
+    ns, name = cluster.metadata.namespace, cluster.metadata.name
+    plan = TenantPlan(ns, name)
+    observation = await observe_read_only(api, cluster, management_domain)
+    if observation.observed is None:
+        plan.waiting = observation.message
+    desired = render_cluster(cluster, pools, observation.observed, charts, images)
+    live_docs = await _live_documents(api, ns)
+    plan.spec_unchanged = _file_spec_is_live(live_docs, documents)
+    previous = ((live_docs.get(("TenantCluster", name)) or {}).get("status") or {}).get("inventory") or []
+    resources: dict[str, Resource | None] = {}
+    for key in sorted({*(kind_key(o) for o in desired), *previous}):
+        resources[key] = await api.resource(*_split(key))
+    live: dict[tuple[str, str], Obj] = {}
+    for key, res in resources.items():
+        if res is None:
+            continue
+        scoped = (ns, cluster_labels(name)) if res.namespaced else (None, cluster_labels(name, namespace=ns))
+        for obj in await api.list(res, *scoped):
+            live[key, obj["metadata"]["name"]] = obj
+    replicas = _pool_replicas(desired, live)
+    templates_live = {obj["metadata"].get("labels", {}).get(POOL_LABEL) for (k, _), obj in live.items()
+                      if _split(k)[1] in _MACHINE_TEMPLATES}
+    for obj in desired:
+        key, obj_name, kind = kind_key(obj), obj["metadata"]["name"], obj["kind"]
+        current = live.get((key, obj_name))
+        if resources.get(key) is None:
+            plan.changes.append(Change(Action.CREATE, kind, obj_name, note=f"{key} is not served yet"))
+        elif current is None:
+            pool = (obj["metadata"].get("labels") or {}).get(POOL_LABEL)
+            if kind in _MACHINE_TEMPLATES and pool in templates_live:
+                plan.changes.append(Change(Action.ROTATE, kind, obj_name, note=_rotation(pool, replicas)))
+            else:
+                plan.changes.append(Change(Action.CREATE, kind, obj_name))
+        elif covers(comparable(current), comparable(obj)):
+            plan.changes.append(Change(Action.NOOP, kind, obj_name))
+        else:
+            diff = changed_fields(kind, current, obj)
+            if kind in REPLACE_ON_IMMUTABLE:
+                note = "immutable: deleted and created again"
+                plan.changes.append(Change(Action.REPLACE, kind, obj_name, diff, note))
+            else:
+                plan.changes.append(Change(Action.UPDATE, kind, obj_name, diff))
+    if await api.get(await api.require("v1", "Secret"), names.talos_secrets, ns) is None:
+        talos_secrets = Change(Action.CREATE, "Secret", names.talos_secrets, note="Talos secrets, generated once")
+        plan.changes.insert(0, talos_secrets)
+    kept = {("Secret", names.talos_secrets)}
+    if observation.observed is None:
+        kept |= {("TalosConfigTemplate", names.talos_config_template(p)) for p in pools}
+    wanted = {(kind_key(o), o["metadata"]["name"]) for o in desired}
+    for (key, obj_name), obj in sorted(live.items()):
+        if (key, obj_name) in wanted or (obj["kind"], obj_name) in kept:
+            continue
+        note = "the pool's old machine template" if obj["kind"] in _MACHINE_TEMPLATES else "no longer rendered"
+        plan.changes.append(Change(Action.PRUNE, obj["kind"], obj_name, note=note))
+    return plan
+
+
+def _pool_replicas(desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj]) -> dict[str, tuple[int, Any, Any]]:
+    """Per pool: live workers (the MachineDeployment's), and the rendered surge and unavailability."""
+    out: dict[str, tuple[int, Any, Any]] = {}
+    for obj in desired:
+        if obj["kind"] != "MachineDeployment":
+            continue
+        pool = (obj["metadata"].get("labels") or {}).get(POOL_LABEL, "")
+        current = live.get((kind_key(obj), obj["metadata"]["name"])) or obj
+        workers = (current.get("status") or {}).get("replicas")
+        if workers is None:
+            workers = (current.get("spec") or {}).get("replicas", 0)
+        rolling = ((obj.get("spec") or {}).get("strategy") or {}).get("rollingUpdate") or {}
+        out[pool] = (int(workers or 0), rolling.get("maxSurge"), rolling.get("maxUnavailable"))
+    return out
+
+
+def _rotation(pool: str | None, replicas: Mapping[str, tuple[int, Any, Any]]) -> str:
+    workers, surge, unavailable = replicas.get(pool or "", (0, None, None))
+    return (f"pool {pool}: {workers} worker(s) replaced, maxSurge {surge}, maxUnavailable {unavailable}")
+
+
+def render_text(plans: Sequence[TenantPlan]) -> str:
+    lines: list[str] = []
+    for plan in plans:
+        lines.append(f"TenantCluster {plan.namespace}/{plan.name}")
+        if plan.rolls_without_spec_change:
+            lines.append("  !! WORKERS WILL ROLL WITHOUT A SPEC CHANGE: this tenantctl renders new machine templates")
+            lines.append("  !! for an input the cluster already holds; every worker of these pools is replaced:")
+            lines += [f"  !!   {c.note}" for c in plan.rotations]
+        if plan.waiting:
+            lines.append(f"  (waiting: {plan.waiting}; TalosConfigTemplates and add-ons not rendered yet)")
+        for change in plan.changes:
+            note = f"  ({change.note})" if change.note else ""
+            lines.append(f"  {change.action.value:<17}{change.ref}{note}")
+            lines += [f"{'':21}{line}" for line in change.diff]
+        summary = ", ".join(f"{n} {a}" for a, n in plan.counts().items())
+        lines.append(f"  summary: {summary}")
+    return "\n".join(lines) + "\n"
+

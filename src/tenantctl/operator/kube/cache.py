@@ -1,0 +1,262 @@
+"""Reads fed by watches: one LIST then a WATCH per resource, cluster-wide, shared by every pass.
+
+An idle resync of a converged tenant then costs no request at all on the management API: its gets
+and lists are answered from memory, and writes stay 0 because compare-before-write compares against
+these copies. A resource is cached the first time a pass reads it. Our own writes are stored as the
+server answered them (newer resourceVersions only), so a pass never reads older than it wrote. A
+resource the operator may not list or watch cluster-wide (RBAC) is read directly, as before.
+
+Each object is held as compact JSON, without `managedFields`, plus its labels: a few times smaller
+than the parsed object, and decoding it afresh for every read is cheaper than the deep copy a
+shared parsed object would need (a pass may change what it reads).
+
+With `owned` labels, a store holds only what the operator needs, not every object of its kind in the
+cluster (every Deployment, every Secret of every controller): the objects carrying those labels, and
+the ones a pass asked for by name — the first read of such a name goes to the server, the watch keeps
+it current from then on. `complete` resources (TenantClusters, NodePools) are held whole.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from tenantctl.operator.kube import wire
+from tenantctl.operator.kube.client import APIError, KubeClient, Resource
+
+__all__ = ["WatchCache"]
+
+Obj = dict[str, Any]
+_log = logging.getLogger(__name__)
+# Answers that say "this resource cannot be listed/watched by us": read it directly instead.
+_UNCACHEABLE = frozenset({401, 403, 404, 405})
+
+
+class _Entry(NamedTuple):
+    """One object as held: its resourceVersion and labels (to match without decoding), and its JSON."""
+
+    version: str | None
+    labels: Mapping[str, str]
+    blob: bytes
+
+    @classmethod
+    def of(cls, obj: Mapping[str, Any]) -> _Entry:
+        meta = obj.get("metadata") or {}
+        if "managedFields" in meta:
+            obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+        blob = wire.encode(obj)
+        return cls(meta.get("resourceVersion"), meta.get("labels") or {}, blob)
+
+    def decoded(self) -> Obj:
+        found: Obj = wire.decode(self.blob)
+        return found
+
+
+def _newer_or_same(new: str | None, old: _Entry | None) -> bool:
+    """resourceVersions are opaque, but etcd's are integers: never let an older copy replace a newer one."""
+    if old is None:
+        return True
+    try:
+        return int(new or "") >= int(old.version or "")
+    except ValueError:
+        return True
+
+
+def _labels_match(have: Mapping[str, str], labels: Mapping[str, str] | None) -> bool:
+    return all(have.get(k) == v for k, v in (labels or {}).items())
+
+
+Key = tuple[str | None, str]
+_PENDING, _KNOWN = False, True
+"""A name asked for: its server read is under way (the store cannot answer yet), or the store answers."""
+
+
+@dataclass
+class _Store:
+    """The objects of one resource by namespace, then name (None for cluster-scoped ones)."""
+
+    res: Resource
+    owned: Mapping[str, str] | None = None
+    """Labels of the objects held without being asked for; None: every object is held."""
+    objects: dict[str | None, dict[str, _Entry]] = field(default_factory=dict)
+    wanted: dict[Key, bool] = field(default_factory=dict)
+    synced: asyncio.Event = field(default_factory=asyncio.Event)
+    usable: bool = True
+    task: asyncio.Task[None] | None = None
+
+    def _key(self, meta: Mapping[str, Any]) -> Key:
+        return (meta.get("namespace") if self.res.namespaced else None), str(meta.get("name", ""))
+
+    def _held(self, key: Key, labels: Mapping[str, str]) -> bool:
+        return self.owned is None or key in self.wanted or _labels_match(labels, self.owned)
+
+    def put(self, obj: Obj) -> None:
+        self._put(self.objects, obj)
+
+    def _put(self, objects: dict[str | None, dict[str, _Entry]], obj: Obj) -> None:
+        meta = obj.get("metadata") or {}
+        ns, name = key = self._key(meta)
+        if key in self.wanted:
+            self.wanted[key] = _KNOWN
+        if not self._held(key, meta.get("labels") or {}):
+            objects.get(ns, {}).pop(name, None)  # no longer ours (a label removed)
+            return
+        bucket = objects.setdefault(ns, {})
+        held = bucket.get(meta.get("name", ""))
+        if held is not None and held.version is not None and held.version == meta.get("resourceVersion"):
+            return  # our write's answer, then its watch event: one version, stored once
+        if _newer_or_same(meta.get("resourceVersion"), held):
+            bucket[meta["name"]] = _Entry.of(obj)
+
+    def drop(self, obj: Mapping[str, Any]) -> None:
+        meta = obj.get("metadata") or {}
+        ns, name = key = self._key(meta)
+        if key in self.wanted:
+            self.wanted[key] = _KNOWN
+        bucket = self.objects.get(ns, {})
+        current = bucket.get(name)
+        if current is not None and _newer_or_same(meta.get("resourceVersion"), current):
+            del bucket[name]
+
+    async def relist(self, pages: AsyncIterator[tuple[list[Obj], str]]) -> str:
+        """Hold what a fresh list holds, a page at a time; the list's resourceVersion, to watch from."""
+        fresh: dict[str | None, dict[str, _Entry]] = {}
+        version = ""
+        async for items, page_version in pages:  # reads go on being answered by what is held meanwhile
+            for item in items:
+                self._put(fresh, item)
+            version = version or page_version
+        self.objects = fresh
+        return version
+
+    def find(self, namespace: str | None, name: str) -> Obj | None:
+        entry = self.objects.get(namespace if self.res.namespaced else None, {}).get(name)
+        return entry.decoded() if entry is not None else None
+
+    def answers(self, namespace: str | None, name: str) -> bool:
+        """Whether the store knows this object (held, or known absent); if not, the name is asked for now."""
+        key: Key = (namespace if self.res.namespaced else None), name
+        if self.owned is None or self.wanted.get(key) is _KNOWN or name in self.objects.get(key[0], {}):
+            return True
+        self.wanted.setdefault(key, _PENDING)
+        return False
+
+    def fetched(self, namespace: str | None, name: str, obj: Obj | None) -> None:
+        """The server's answer to a read the store could not answer; the watch's word, if any came, wins."""
+        key: Key = (namespace if self.res.namespaced else None), name
+        if self.wanted.get(key) is _PENDING:
+            self.wanted[key] = _KNOWN
+            if obj is not None:
+                self.put(obj)
+
+    def abandoned(self, namespace: str | None, name: str) -> None:
+        """The server read failed: nothing is known, the next read asks again."""
+        key: Key = (namespace if self.res.namespaced else None), name
+        if self.wanted.get(key) is _PENDING:
+            del self.wanted[key]
+
+
+@dataclass
+class WatchCache:
+    """Watch-fed copies of the resources a client reads; start none until first asked."""
+
+    sync_timeout: float = 30.0
+    retry_delay: float = 1.0
+    owned: Mapping[str, str] | None = None
+    """Labels of our own objects; None: hold every object of a watched resource."""
+    complete: frozenset[tuple[str, str]] = frozenset()
+    """(apiVersion, plural) of resources held whole even with `owned`."""
+    page_size: int = 500
+    """Objects per page of a (re)list: what is decoded at once before the store keeps or drops it."""
+    _stores: dict[tuple[str, str], _Store] = field(default_factory=dict)
+
+    async def _store(self, api: KubeClient, res: Resource) -> _Store | None:
+        key = (res.api_version, res.plural)
+        store = self._stores.get(key)
+        if store is None:
+            owned = None if key in self.complete else self.owned
+            store = self._stores[key] = _Store(res, owned)
+            store.task = asyncio.create_task(self._follow(api, store), name=f"watch {res.api_version}/{res.plural}")
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.sync_timeout):
+                await store.synced.wait()
+        return store if store.usable and store.synced.is_set() else None
+
+    async def get(self, api: KubeClient, res: Resource, name: str, namespace: str | None) -> tuple[bool, Obj | None]:
+        """(True, copy or None) when the cache answers; (False, None) when the caller must ask the server."""
+        store = await self._store(api, res)
+        if store is None or not store.answers(namespace, name):
+            return False, None
+        return True, store.find(namespace, name)
+
+    def fetched(self, res: Resource, name: str, namespace: str | None, obj: Obj | None) -> None:
+        """What the server answered to a get the cache could not answer (`obj` None: not found)."""
+        store = self._stores.get((res.api_version, res.plural))
+        if store is not None:
+            store.fetched(namespace, name, obj)
+
+    def abandoned(self, res: Resource, name: str, namespace: str | None) -> None:
+        store = self._stores.get((res.api_version, res.plural))
+        if store is not None:
+            store.abandoned(namespace, name)
+
+    async def list(
+        self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None
+    ) -> list[Obj] | None:
+        store = await self._store(api, res)
+        if store is None or (store.owned is not None and not _labels_match(labels or {}, store.owned)):
+            return None  # objects not labelled as ours are not all held: the server lists them
+        buckets = [store.objects.get(namespace, {})] if res.namespaced and namespace is not None else list(
+            store.objects.values()
+        )
+        return [e.decoded() for bucket in buckets for e in bucket.values() if _labels_match(e.labels, labels)]
+
+    def holds(self, api_version: str, plural: str, namespace: str | None, name: str) -> Obj | None:
+        """The copy held now, without waiting or asking (what a test waits on after changing the server)."""
+        store = self._stores.get((api_version, plural))
+        return None if store is None else store.find(namespace, name)
+
+    def wrote(self, res: Resource, obj: Obj) -> None:
+        """What the server answered to our write: newer than any copy we hold, visible to the next read."""
+        store = self._stores.get((res.api_version, res.plural))
+        if store is not None and store.synced.is_set() and obj.get("metadata", {}).get("name"):
+            store.put(obj)
+
+    async def close(self) -> None:
+        tasks = [s.task for s in self._stores.values() if s.task is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._stores.clear()
+
+    async def _follow(self, api: KubeClient, store: _Store) -> None:
+        """List, then watch from the list's version; relist when the version is gone or the stream fails."""
+        while True:
+            try:
+                version = await store.relist(api.list_pages(store.res, self.page_size))
+                store.synced.set()
+                while True:
+                    async for event in api.watch(store.res, version):
+                        obj = event.get("object") or {}
+                        if event.get("type") == "BOOKMARK":
+                            version = obj.get("metadata", {}).get("resourceVersion") or version
+                            continue
+                        obj.setdefault("apiVersion", store.res.api_version)
+                        obj.setdefault("kind", store.res.kind)
+                        if event.get("type") == "DELETED":
+                            store.drop(obj)
+                        else:
+                            store.put(obj)
+                        version = obj.get("metadata", {}).get("resourceVersion") or version
+            except APIError as exc:
+                if exc.status in _UNCACHEABLE:  # e.g. RBAC grants list but not watch: never poll lists
+                    _log.info("reading %s directly: %s", store.res.plural, exc)
+                    store.usable = False
+                    store.synced.set()
+                    return
+                _log.debug("watch of %s restarts: %s", store.res.plural, exc)
+            await asyncio.sleep(self.retry_delay)

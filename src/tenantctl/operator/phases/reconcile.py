@@ -1,0 +1,276 @@
+"""One reconcile pass of a TenantCluster, as a list of phases over a scope; status is built at the end.
+
+validate → Talos secrets → observe (endpoint, CAs) → render → apply + prune → capmox credentials
+→ trustd port on the TenantControlPlane → tenant bootstrap.
+A refusal stops at validate and becomes `Ready=False/InvalidSpec`; it never raises, so nothing loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.kube.client import APIError, KubeClient
+from tenantctl.operator.kube.tenants import TenantClients
+from tenantctl.operator.phases.apply import ApplyResult, MissingAPIError, apply_inventory
+from tenantctl.operator.phases.bootstrap import BootstrapResult, bootstrap_tenant
+from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
+from tenantctl.operator.phases.credentials import CredentialsCheck, check_credentials
+from tenantctl.operator.phases.events import Recorder
+from tenantctl.operator.phases.observe import Observation, ensure_talos_secrets, observe
+from tenantctl.operator.phases.talos_api import KamajiSchema, TalosAPIResult, publish_trustd
+from tenantctl.problems import InvalidInput
+from tenantctl.render import Names, render_cluster
+from tenantctl.spec import NodePool, TenantCluster, parse_tenant_documents
+
+__all__ = ["PassResult", "Scope", "reconcile", "status_patch"]
+
+Obj = dict[str, Any]
+_TALOS_API_WARNINGS = frozenset({Reason.KAMAJI_TOO_OLD, Reason.KAMAJI_MISSING})
+# Keys of `.status` the operator owns; anything else there (kopf's progress) is left alone.
+STATUS_KEYS = ("phase", "observedGeneration", "endpoint", "inventory", "conditions", "teardown")
+
+
+@dataclass
+class Scope:
+    """Everything one pass works on; phases read and fill it, the status is derived from it."""
+
+    api: KubeClient
+    settings: OperatorSettings
+    recorder: Recorder
+    body: Mapping[str, Any]
+    pool_bodies: Sequence[Mapping[str, Any]]
+    cluster: TenantCluster | None = None
+    pools: tuple[NodePool, ...] = ()
+    refusal: str | None = None
+    observation: Observation | None = None
+    applied: ApplyResult | None = None
+    apply_error: tuple[Reason, str] | None = None
+    bootstrap: BootstrapResult | None = None
+    credentials: CredentialsCheck | None = None
+    talos_api: TalosAPIResult | None = None
+    tenant_clients: TenantClients | None = None
+    """The operator's open tenant clients (None: one client per pass)."""
+    kamaji: KamajiSchema | None = None
+    """The operator's shared verdict on the installed Kamaji (None: read it in this pass)."""
+
+    @property
+    def generation(self) -> int | None:
+        gen = self.body.get("metadata", {}).get("generation")
+        return int(gen) if gen is not None else None
+
+    @property
+    def current_status(self) -> Mapping[str, Any]:
+        return self.body.get("status") or {}
+
+
+@dataclass(frozen=True)
+class PassResult:
+    status: Obj
+    pool_status: dict[str, Obj] = field(default_factory=dict)
+    requeue: bool = False
+
+
+def _documents(body: Mapping[str, Any], pools: Sequence[Mapping[str, Any]]) -> list[Obj]:
+    """The objects as the user wrote them: `parse_tenant_documents` strips server fields itself."""
+    return [dict(body), *(dict(p) for p in pools)]
+
+
+async def reconcile(scope: Scope) -> PassResult:
+    if not _validate(scope):
+        return _result(scope)
+    assert scope.cluster is not None
+    try:
+        talos = await ensure_talos_secrets(scope.api, scope.cluster, scope.recorder)
+        scope.observation = await observe(
+            scope.api, scope.cluster, talos, scope.settings.management_cluster_domain
+        )
+        objects = render_cluster(scope.cluster, scope.pools, scope.observation.observed)
+        scope.applied = await apply_inventory(
+            scope.api,
+            objects,
+            cluster=scope.cluster.metadata.name,
+            namespace=scope.cluster.metadata.namespace,
+            previous_kinds=scope.current_status.get("inventory") or [],
+            keep=_kept(scope),
+            recorder=scope.recorder,
+        )
+        scope.credentials = await check_credentials(scope.api, scope.cluster)
+    except InvalidInput as exc:
+        _refuse(scope, exc)
+        return _result(scope)
+    except MissingAPIError as exc:
+        scope.apply_error = (Reason.MISSING_API, str(exc))
+        return _result(scope)
+    except APIError as exc:
+        scope.apply_error = (Reason.API_ERROR, str(exc))
+        return _result(scope)
+    _tell_credentials(scope)
+    scope.talos_api = await publish_trustd(scope.api, scope.cluster, scope.kamaji)
+    _tell_talos_api(scope)
+    observed = scope.observation.observed
+    if observed is not None:
+        scope.bootstrap = await bootstrap_tenant(
+            scope.api, scope.cluster, observed, scope.settings, scope.tenant_clients
+        )
+    return _result(scope)
+
+
+def _validate(scope: Scope) -> bool:
+    try:
+        tenant = parse_tenant_documents(_documents(scope.body, scope.pool_bodies))
+    except InvalidInput as exc:
+        _refuse(scope, exc)
+        return False
+    scope.cluster = tenant.clusters[0]
+    scope.pools = tenant.pools_of(scope.cluster)
+    return True
+
+
+def _refuse(scope: Scope, exc: InvalidInput) -> None:
+    scope.refusal = "; ".join(str(p) for p in exc.errors) or str(exc)
+    previous = _condition(scope.current_status, ConditionType.READY)
+    if previous.get("reason") != Reason.INVALID_SPEC or previous.get("message") != scope.refusal:
+        scope.recorder.warn(str(Reason.INVALID_SPEC), scope.refusal)
+
+
+def _tell_credentials(scope: Scope) -> None:
+    """A Secret finding is posted once as a warning Event, when it first appears or changes."""
+    check = scope.credentials
+    if check is None or check.ok:
+        return
+    previous = _condition(scope.current_status, ConditionType.CREDENTIALS_READY)
+    if previous.get("reason") != check.reason or previous.get("message") != check.message:
+        scope.recorder.warn(str(check.reason), check.message)
+
+
+def _tell_talos_api(scope: Scope) -> None:
+    """An applied port is an info Event; a Kamaji without the field a warning, once per change."""
+    result = scope.talos_api
+    if result is None:
+        return
+    if result.applied:
+        scope.recorder.info(str(Reason.TRUSTD_PUBLISHED), f"applied {result.message}")
+        return
+    previous = _condition(scope.current_status, ConditionType.TALOS_API)
+    if result.reason in _TALOS_API_WARNINGS and previous.get("reason") != result.reason:
+        scope.recorder.warn(str(result.reason), result.message)
+
+
+def _kept(scope: Scope) -> set[tuple[str, str]]:
+    """Never pruned: the Talos secrets, and TalosConfigTemplates while the endpoint is unknown."""
+    assert scope.cluster is not None
+    names = Names(scope.cluster)
+    kept = {("Secret", names.talos_secrets)}
+    if scope.observation is None or scope.observation.observed is None:
+        kept |= {("TalosConfigTemplate", names.talos_config_template(p)) for p in scope.pools}
+    return kept
+
+
+def _condition(status: Mapping[str, Any], kind: ConditionType) -> Mapping[str, Any]:
+    return next((c for c in status.get("conditions") or [] if c.get("type") == kind), {})
+
+
+def _ready(conditions: Sequence[Mapping[str, Any]], ready: bool, gen: int | None) -> Obj:
+    """Ready summarises the others: True when all are, else the first one that is not, verbatim."""
+    if ready:
+        return condition(ConditionType.READY, True, Reason.RECONCILED, "all objects applied, tenant bootstrapped", gen)
+    first = next(c for c in conditions if c["status"] == "False")
+    return condition(ConditionType.READY, False, Reason(first["reason"]), str(first["message"]), gen)
+
+
+def _result(scope: Scope) -> PassResult:
+    gen = scope.generation
+    status: Obj = {"observedGeneration": gen} if gen is not None else {}
+    # A pass that stops early keeps what the last complete one learnt: the kinds to prune, the address.
+    for kept in ("inventory", "endpoint"):
+        if kept in scope.current_status:
+            status[kept] = scope.current_status[kept]
+    conditions: list[Obj] = []
+    requeue = False
+    if scope.refusal is not None:
+        status["phase"] = Phase.INVALID
+        conditions.append(condition(ConditionType.READY, False, Reason.INVALID_SPEC, scope.refusal, gen))
+    elif scope.apply_error is not None:
+        reason, message = scope.apply_error
+        status["phase"] = Phase.PROVISIONING if scope.current_status.get("phase") else Phase.PENDING
+        conditions.append(condition(ConditionType.READY, False, reason, message, gen))
+        conditions.append(condition(ConditionType.APPLIED, False, reason, message, gen))
+        requeue = True
+    else:
+        assert scope.applied is not None and scope.observation is not None
+        obs, boot = scope.observation, scope.bootstrap
+        status["inventory"] = scope.applied.kinds
+        status.pop("endpoint", None)
+        if obs.endpoint:
+            status["endpoint"] = obs.endpoint
+        conditions.append(condition(ConditionType.APPLIED, True, Reason.APPLIED, _applied_message(scope.applied), gen))
+        creds = scope.credentials
+        if creds is not None:
+            conditions.append(condition(ConditionType.CREDENTIALS_READY, creds.ok, creds.reason, creds.message, gen))
+        endpoint_ok = obs.observed is not None
+        conditions.append(
+            condition(
+                ConditionType.ENDPOINT_READY,
+                endpoint_ok,
+                Reason.ENDPOINT_READY if endpoint_ok else (obs.waiting or Reason.WAITING_FOR_ENDPOINT),
+                obs.message,
+                gen,
+            )
+        )
+        boot_ok = boot is not None and boot.done
+        conditions.append(
+            condition(
+                ConditionType.TENANT_BOOTSTRAPPED,
+                boot_ok,
+                Reason.BOOTSTRAPPED if boot_ok else Reason.WAITING_FOR_TENANT_API,
+                boot.message if boot else "waiting for the apiserver endpoint",
+                gen,
+            )
+        )
+        ready = endpoint_ok and boot_ok and (creds is None or creds.ok)
+        conditions.insert(0, _ready(conditions, ready, gen))
+        if scope.talos_api is not None:
+            talos = scope.talos_api
+            conditions.append(condition(ConditionType.TALOS_API, talos.ok, talos.reason, talos.message, gen))
+        status["phase"] = Phase.READY if ready else Phase.PROVISIONING
+        requeue = not ready
+    status["conditions"] = merge_conditions(scope.current_status.get("conditions") or [], conditions)
+    return PassResult(status=status, pool_status=_pool_status(scope, status), requeue=requeue)
+
+
+def _applied_message(applied: ApplyResult) -> str:
+    return f"{len(applied.kinds)} kinds in the inventory"
+
+
+def _pool_status(scope: Scope, cluster_status: Mapping[str, Any]) -> dict[str, Obj]:
+    ready = _condition(cluster_status, ConditionType.READY)
+    out: dict[str, Obj] = {}
+    for body in scope.pool_bodies:
+        meta = body.get("metadata", {})
+        gen = meta.get("generation")
+        cond = condition(
+            ConditionType.READY,
+            ready.get("status") == "True",
+            Reason(ready.get("reason", Reason.RECONCILED)),
+            str(ready.get("message", "")),
+            int(gen) if gen is not None else None,
+        )
+        current = body.get("status") or {}
+        out[meta["name"]] = {
+            "observedGeneration": gen,
+            "phase": cluster_status.get("phase"),
+            "conditions": merge_conditions(current.get("conditions") or [], [cond]),
+        }
+    return out
+
+
+def status_patch(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> Obj | None:
+    """The merge patch from `current` to `wanted` over the operator's keys, or None when equal."""
+    patch: Obj = {}
+    for key in STATUS_KEYS:
+        if current.get(key) != wanted.get(key):
+            patch[key] = wanted.get(key)
+    return patch or None

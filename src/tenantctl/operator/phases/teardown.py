@@ -1,0 +1,314 @@
+"""Deletion of a TenantCluster in bounded steps, each outcome recorded; leftovers are never silent.
+
+1. Proxmox: through the tenant apiserver, delete every claim (no wait), then the pods mounting them
+   (matched here from the pod list), then wait for their PVs — the CSI driver frees the disks while
+   it still runs. A tenant that does not answer is a reported leftover, not a tenant without disks.
+2. Suspend and delete the tenant's HelmReleases; after a bounded wait, drop their finalizers.
+3. Stop the cluster-autoscaler (it would scale the pools back up), then delete the MachineDeployments,
+   the control plane (bounded wait), the Cluster.
+4. KubeVirt DataVolumes (only if CDI serves them), LoadBalancer Services, the rest of the inventory.
+5. The handler returns and kopf removes the finalizer; the summary lists the leftovers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.kube.client import APIError, KubeClient, Resource
+from tenantctl.operator.kube.tenants import admin_connection, tenant_client
+from tenantctl.operator.phases.apply import apply_inventory
+from tenantctl.operator.phases.conditions import Reason, StepOutcome, TeardownStep
+from tenantctl.operator.phases.events import Recorder
+from tenantctl.render import Names, cluster_labels
+from tenantctl.render.meta import CAPI_CLUSTER_LABEL
+from tenantctl.spec import API_VERSION, ObjectMeta, TenantCluster
+
+__all__ = ["TeardownReport", "TeardownScope", "claims_of", "teardown"]
+
+Obj = dict[str, Any]
+DISKS_MAY_REMAIN = "disks may remain on the hypervisor"
+
+
+@dataclass
+class TeardownReport:
+    """The status' `teardown` field: one entry per step, the leftovers, the disks seen in the tenant."""
+
+    steps: list[Obj] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)
+    volumes: list[str] = field(default_factory=list)
+
+    def record(self, step: TeardownStep, outcome: StepOutcome, message: str) -> None:
+        self.steps = [s for s in self.steps if s["step"] != step]
+        self.steps.append({"step": str(step), "outcome": str(outcome), "message": message})
+        if outcome is StepOutcome.LEFTOVER:
+            self.leftovers.append(f"{step}: {message}")
+
+    def as_status(self) -> Obj:
+        return {"steps": self.steps, "leftovers": self.leftovers, "volumes": self.volumes}
+
+    @classmethod
+    def from_status(cls, status: Mapping[str, Any]) -> TeardownReport:
+        """What a resumed teardown remembers: the disks it saw (the steps are run again)."""
+        return cls(volumes=list((status.get("teardown") or {}).get("volumes") or []))
+
+
+@dataclass
+class TeardownScope:
+    api: KubeClient
+    settings: OperatorSettings
+    recorder: Recorder
+    body: Mapping[str, Any]
+    progress: Callable[[TeardownReport], Awaitable[None]]
+    report: TeardownReport = field(default_factory=TeardownReport)
+
+    @property
+    def cluster(self) -> TenantCluster:
+        """Only names are needed to tear down, so a spec that no longer validates cannot block it."""
+        meta = self.body["metadata"]
+        named = ObjectMeta(name=meta["name"], namespace=meta["namespace"])
+        return TenantCluster(api_version=API_VERSION, kind="TenantCluster", metadata=named)
+
+    @property
+    def substrate(self) -> str:
+        return str((self.body.get("spec") or {}).get("substrate") or "kubevirt")
+
+    @property
+    def status(self) -> Mapping[str, Any]:
+        return self.body.get("status") or {}
+
+
+def claims_of(pod: Mapping[str, Any]) -> set[str]:
+    """Every claim a pod mounts — a pod may mount several, which a JSONPath filter gets wrong."""
+    return {
+        v["persistentVolumeClaim"]["claimName"]
+        for v in (pod.get("spec") or {}).get("volumes") or []
+        if (v.get("persistentVolumeClaim") or {}).get("claimName")
+    }
+
+
+async def _wait_until(
+    condition: Callable[[], Awaitable[bool]], timeout: float, interval: float
+) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        if await condition():
+            return True
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(interval)
+
+
+async def teardown(scope: TeardownScope) -> TeardownReport:
+    """Run every step in order; a management-API failure raises (and is retried), leftovers do not."""
+    scope.report.volumes = TeardownReport.from_status(scope.status).volumes
+    steps: list[tuple[TeardownStep, Callable[[TeardownScope], Awaitable[tuple[StepOutcome, str]]]]] = [
+        (TeardownStep.TENANT_VOLUMES, _tenant_volumes),
+        (TeardownStep.HELM_RELEASES, _helm_releases),
+        (TeardownStep.CLUSTER_API, _cluster_api),
+        (TeardownStep.SUBSTRATE, _substrate),
+    ]
+    for step, run in steps:
+        outcome, message = await run(scope)
+        scope.report.record(step, outcome, message)
+        if outcome is StepOutcome.LEFTOVER:
+            scope.recorder.warn(str(Reason.LEFTOVER), f"{step}: {message}")
+        else:
+            scope.recorder.info(str(Reason.TEARDOWN), f"{step}: {message}")
+        await scope.progress(scope.report)
+    summary = "; ".join(scope.report.leftovers) if scope.report.leftovers else "no leftovers"
+    scope.report.record(TeardownStep.FINALIZER, StepOutcome.DONE, f"finalizer removed; {summary}")
+    await scope.progress(scope.report)
+    (scope.recorder.warn if scope.report.leftovers else scope.recorder.info)(
+        str(Reason.TEARDOWN), f"teardown finished: {summary}"
+    )
+    return scope.report
+
+
+# -- step 1 ------------------------------------------------------------------------------------------
+
+
+def _leftover_disks(scope: TeardownScope, why: str) -> tuple[StepOutcome, str]:
+    known = ", ".join(scope.report.volumes) if scope.report.volumes else "unknown"
+    return StepOutcome.LEFTOVER, f"{why}; {DISKS_MAY_REMAIN}: {known}"
+
+
+async def _tenant_volumes(scope: TeardownScope) -> tuple[StepOutcome, str]:
+    if scope.substrate != "proxmox":
+        return StepOutcome.SKIPPED, "kubevirt: the disks are DataVolumes in the management cluster (step 4)"
+    connection = await admin_connection(scope.api, scope.cluster)
+    if connection is None:
+        if scope.status.get("endpoint"):
+            return _leftover_disks(scope, "the admin kubeconfig Secret is gone")
+        return StepOutcome.SKIPPED, "the tenant apiserver was never provisioned"
+    settings = scope.settings
+    async with tenant_client(connection, settings) as tenant:
+
+        async def answers() -> bool:
+            try:
+                await tenant.probe(settings.tenant_probe_timeout)
+            except APIError:
+                return False
+            return True
+
+        if not await _wait_until(answers, settings.tenant_unreachable_grace, settings.poll_interval):
+            return _leftover_disks(
+                scope, f"the tenant apiserver did not answer within {settings.tenant_unreachable_grace:g}s"
+            )
+        try:
+            return await _free_disks(scope, tenant)
+        except APIError as exc:
+            return _leftover_disks(scope, f"the tenant apiserver failed mid-way ({exc})")
+
+
+async def _free_disks(scope: TeardownScope, tenant: KubeClient) -> tuple[StepOutcome, str]:
+    pvcs = await tenant.require("v1", "PersistentVolumeClaim")
+    pods = await tenant.require("v1", "Pod")
+    pvs = await tenant.require("v1", "PersistentVolume")
+    volumes = await tenant.list(pvs)
+    handles = {v["metadata"]["name"]: _handle(v) for v in volumes}
+    scope.report.volumes = sorted(set(scope.report.volumes) | set(handles.values()))
+    await scope.progress(scope.report)
+    claims = await tenant.list(pvcs)
+    doomed = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in claims}
+    bound = {c.get("spec", {}).get("volumeName") for c in claims} - {None}
+    for ns, name in sorted(doomed):
+        await tenant.delete(pvcs, name, ns)
+    holders = [
+        p for p in await tenant.list(pods) if any((p["metadata"]["namespace"], c) in doomed for c in claims_of(p))
+    ]
+    for pod in holders:
+        await tenant.delete(pods, pod["metadata"]["name"], pod["metadata"]["namespace"])
+
+    async def released() -> bool:
+        return not ({v["metadata"]["name"] for v in await tenant.list(pvs)} & bound)
+
+    if not await _wait_until(released, scope.settings.volume_release_timeout, scope.settings.poll_interval):
+        remaining = sorted(handles.get(n, n) for n in {v["metadata"]["name"] for v in await tenant.list(pvs)} & bound)
+        scope.report.volumes = remaining
+        return _leftover_disks(scope, f"volumes not released within {scope.settings.volume_release_timeout:g}s")
+    scope.report.volumes = sorted(set(scope.report.volumes) - {handles[n] for n in bound if n in handles})
+    return StepOutcome.DONE, f"deleted {len(doomed)} claims and {len(holders)} pods; {len(bound)} volumes released"
+
+
+def _handle(pv: Mapping[str, Any]) -> str:
+    return str(((pv.get("spec") or {}).get("csi") or {}).get("volumeHandle") or pv["metadata"]["name"])
+
+
+# -- step 2 ------------------------------------------------------------------------------------------
+
+
+async def _helm_releases(scope: TeardownScope) -> tuple[StepOutcome, str]:
+    api, names = scope.api, Names(scope.cluster)
+    res = await api.resource("helm.toolkit.fluxcd.io/v2", "HelmRelease")
+    if res is None:
+        return StepOutcome.SKIPPED, "Flux HelmRelease is not served"
+    releases = await api.list(res, names.namespace, cluster_labels(names.cluster))
+    if not releases:
+        return StepOutcome.DONE, "no HelmReleases"
+    for rel in releases:
+        name = rel["metadata"]["name"]
+        await api.merge_patch(res, name, names.namespace, {"spec": {"suspend": True}})
+        await api.delete(res, name, names.namespace)
+
+    async def gone() -> bool:
+        return not await api.list(res, names.namespace, cluster_labels(names.cluster))
+
+    if await _wait_until(gone, scope.settings.helm_release_timeout, scope.settings.poll_interval):
+        return StepOutcome.DONE, f"{len(releases)} HelmReleases suspended and deleted"
+    stuck = await api.list(res, names.namespace, cluster_labels(names.cluster))
+    for rel in stuck:
+        await api.merge_patch(res, rel["metadata"]["name"], names.namespace, {"metadata": {"finalizers": None}})
+    return StepOutcome.DONE, (
+        f"{len(releases)} HelmReleases suspended and deleted; finalizers dropped after "
+        f"{scope.settings.helm_release_timeout:g}s: {', '.join(r['metadata']['name'] for r in stuck)}"
+    )
+
+
+# -- step 3 ------------------------------------------------------------------------------------------
+
+
+async def _stop_autoscaler(scope: TeardownScope) -> list[str]:
+    """Scaled to zero and its pods awaited (bounded) before it is deleted: a Background delete alone
+    leaves a running autoscaler to act on the MachineDeployments deleted next."""
+    api, names = scope.api, Names(scope.cluster)
+    deployments = await api.require("apps/v1", "Deployment")
+    if await api.get(deployments, names.autoscaler, names.namespace) is None:
+        return []
+    await api.merge_patch(deployments, names.autoscaler, names.namespace, {"spec": {"replicas": 0}})
+
+    async def stopped() -> bool:
+        live = await api.get(deployments, names.autoscaler, names.namespace)
+        return not ((live or {}).get("status") or {}).get("replicas")
+
+    await _wait_until(stopped, scope.settings.control_plane_timeout, scope.settings.poll_interval)
+    await api.delete(deployments, names.autoscaler, names.namespace)
+    return [f"Deployment/{names.autoscaler}"]
+
+
+async def _cluster_api(scope: TeardownScope) -> tuple[StepOutcome, str]:
+    api, names = scope.api, Names(scope.cluster)
+    ns, done = names.namespace, await _stop_autoscaler(scope)
+    md = await api.resource("cluster.x-k8s.io/v1beta1", "MachineDeployment")
+    if md is not None:
+        for obj in await api.list(md, ns, cluster_labels(names.cluster)):
+            await api.delete(md, obj["metadata"]["name"], ns)
+            done.append(f"MachineDeployment/{obj['metadata']['name']}")
+    outcome = StepOutcome.DONE
+    kcp = await api.resource("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+    if kcp is not None and await api.delete(kcp, names.control_plane, ns):
+        done.append(f"KamajiControlPlane/{names.control_plane}")
+
+        async def gone() -> bool:
+            return await api.get(kcp, names.control_plane, ns) is None
+
+        if not await _wait_until(gone, scope.settings.control_plane_timeout, scope.settings.poll_interval):
+            outcome = StepOutcome.LEFTOVER
+            done.append(f"(still deleting after {scope.settings.control_plane_timeout:g}s)")
+    capi = await api.resource("cluster.x-k8s.io/v1beta1", "Cluster")
+    if capi is not None and await api.delete(capi, names.cluster, ns):
+        done.append(f"Cluster/{names.cluster}")
+    return outcome, "deleted " + (", ".join(done) if done else "nothing (already gone)")
+
+
+# -- step 4 ------------------------------------------------------------------------------------------
+
+
+async def _substrate(scope: TeardownScope) -> tuple[StepOutcome, str]:
+    api, names = scope.api, Names(scope.cluster)
+    ns, notes = names.namespace, []
+    selector = {CAPI_CLUSTER_LABEL: names.cluster}
+    if scope.substrate == "kubevirt":
+        dv = await api.resource("cdi.kubevirt.io/v1beta1", "DataVolume")
+        if dv is None:
+            notes.append("no DataVolume CRD (CDI not installed): skipped")
+        else:
+            deleted = await _delete_all(api, dv, ns, selector)
+            notes.append(f"{deleted} DataVolumes deleted")
+    services = await api.require("v1", "Service")
+    lbs = [s for s in await api.list(services, ns, selector) if (s.get("spec") or {}).get("type") == "LoadBalancer"]
+    for svc in lbs:
+        await api.delete(services, svc["metadata"]["name"], ns)
+    notes.append(f"{len(lbs)} LoadBalancer Services deleted")
+    rest = await apply_inventory(
+        api,
+        [],
+        cluster=names.cluster,
+        namespace=ns,
+        previous_kinds=[*(scope.status.get("inventory") or []), "v1/Secret"],
+        keep=(),
+        recorder=scope.recorder,
+    )
+    notes.append(f"{len(rest.pruned)} remaining inventory objects deleted")
+    return StepOutcome.DONE, "; ".join(notes)
+
+
+async def _delete_all(api: KubeClient, res: Resource, ns: str, labels: Mapping[str, str]) -> int:
+    items = await api.list(res, ns, labels)
+    for obj in items:
+        await api.delete(res, obj["metadata"]["name"], ns)
+    return len(items)

@@ -1,0 +1,109 @@
+"""The validating webhook: the checks CEL cannot see, because they read other objects.
+
+A review runs `parse_tenant_documents` — the very checks of `tenantctl validate` — over the object
+under review and its neighbours as the API holds them (a pool's cluster and sibling pools, a
+cluster's pools), so a refusal says what `validate` says. It refuses the problems of the object
+itself, and the problems of its neighbours that this change creates (a pool that exhausts its
+cluster's addresses); a neighbour that was already wrong does not block an unrelated change.
+
+Changes that leave `spec` alone (finalizers, kopf's annotations, a deletion in progress) always pass:
+the operator must be able to finish with an object a newer check would refuse.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tenantctl.operator.kube.client import KubeClient, Resource
+from tenantctl.problems import InvalidInput, Problem, Severity
+from tenantctl.spec import parse_tenant_documents
+from tenantctl.spec.checks import ref
+
+__all__ = ["Verdict", "review"]
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Refusals as `path: message` lines (empty: allowed) and warnings to hand back to the client."""
+
+    refusals: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def _problems(docs: Sequence[Obj]) -> set[Problem]:
+    if not docs:
+        return set()
+    try:
+        return set(parse_tenant_documents([dict(d) for d in docs]).warnings)
+    except InvalidInput as exc:
+        return set(exc.problems)
+
+
+def _cluster_of(pool: Obj) -> str:
+    return str((pool.get("spec") or {}).get("cluster") or "")
+
+
+def _live(objs: Sequence[Obj], excluding: str | None = None) -> list[Obj]:
+    return [o for o in objs if not o["metadata"].get("deletionTimestamp") and o["metadata"]["name"] != excluding]
+
+
+async def _pools(api: KubeClient, pools: Resource, namespace: str, cluster: str, excluding: str | None) -> list[Obj]:
+    listed = await api.list(pools, namespace)
+    return [p for p in _live(listed, excluding) if _cluster_of(p) == cluster]
+
+
+def _own(problem: Problem, label: str) -> bool:
+    return problem.path == label or problem.path.startswith((f"{label}.", f"{label}:"))
+
+
+def _verdict(label: str, before: set[Problem], after: set[Problem]) -> Verdict:
+    refused = sorted(p for p in after if p.severity is Severity.ERROR and (_own(p, label) or p not in before))
+    warned = sorted(p for p in after if p.severity is Severity.WARNING and _own(p, label))
+    return Verdict(tuple(f"{p.path}: {p.message}" for p in refused), tuple(f"{p.path}: {p.message}" for p in warned))
+
+
+async def review(
+    api: KubeClient,
+    clusters: Resource,
+    pools: Resource,
+    operation: str,
+    new: Obj | None,
+    old: Obj | None,
+) -> Verdict:
+    """The verdict on one admission request of a TenantCluster or NodePool."""
+    body = new if new is not None else old
+    if body is None:
+        return Verdict()
+    kind, meta = str(body.get("kind")), body["metadata"]
+    namespace, name = str(meta.get("namespace") or ""), str(meta["name"])
+    label = ref(kind, name)
+    if operation == "DELETE":
+        if kind != "TenantCluster":
+            return Verdict()
+        remaining = sorted(p["metadata"]["name"] for p in await _pools(api, pools, namespace, name, None))
+        if not remaining:
+            return Verdict()
+        return Verdict((
+            f"{label}: NodePools {', '.join(remaining)} still belong to this cluster; delete them first "
+            "(a pool without its cluster is left with machines nothing reconciles)",
+        ))
+    if new is None or meta.get("deletionTimestamp"):
+        return Verdict()
+    if old is not None and old.get("spec") == new.get("spec"):
+        return Verdict()
+    if kind == "TenantCluster":
+        neighbours = await _pools(api, pools, namespace, name, None)
+        before = [old, *neighbours] if old is not None else []
+        after = [new, *neighbours]
+    else:
+        cluster_name = _cluster_of(new)
+        cluster = await api.get(clusters, cluster_name, namespace) if cluster_name else None
+        siblings = await _pools(api, pools, namespace, cluster_name, name)
+        base = [cluster, *siblings] if cluster is not None else siblings
+        before = [*base, old] if old is not None else base
+        after = [*base, new]
+    return _verdict(label, _problems(before), _problems(after))

@@ -1,0 +1,456 @@
+"""The kopf side: which events start which pass. All behaviour lives in the phase modules.
+
+One daemon per TenantCluster runs the reconcile passes, so passes of one cluster never overlap
+with each other; watch events (cheap, writing nothing) only wake it. The idle resync is the
+daemon's timeout: it re-reads, compares, and writes nothing when nothing drifted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import kopf
+
+from tenantctl.operator.config.settings import OperatorSettings, WebhookSettings
+from tenantctl.operator.install.webhook import CLUSTER_WEBHOOK, POOL_WEBHOOK
+from tenantctl.operator.kube.cache import WatchCache
+from tenantctl.operator.kube.client import APIError, Connection, KubeClient, NotFoundError, Resource
+from tenantctl.operator.kube.tenants import TenantClients
+from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
+from tenantctl.operator.phases.events import object_logger
+from tenantctl.operator.phases.reconcile import PassResult, Scope, reconcile, status_patch
+from tenantctl.operator.phases.talos_api import KamajiSchema
+from tenantctl.operator.phases.teardown import TeardownReport, TeardownScope, teardown
+from tenantctl.operator.runtime.admission import review
+from tenantctl.operator.runtime.finalizers import finalizer_of, orphaned, release, take_over
+from tenantctl.operator.runtime.metrics import Metrics, Outcome
+from tenantctl.operator.runtime.triggers import Triggers
+from tenantctl.render.meta import MANAGED_BY
+from tenantctl.render.talos_api import TENANT_CONTROL_PLANE_API
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+__all__ = ["CLUSTER_WEBHOOK", "GC_THRESHOLDS", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", "OperatorContext",
+           "build_registry"]
+
+GROUP, VERSION = "tenantctl.io", "v1alpha1"
+TENANT_CLUSTERS = Resource(f"{GROUP}/{VERSION}", "TenantCluster", "tenantclusters", True)
+NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
+
+Key = tuple[str, str]
+OWNED = {"app.kubernetes.io/managed-by": MANAGED_BY}
+"""The label of every object the operator renders: the watch cache holds these, and what a pass names."""
+HELD_WHOLE = frozenset({
+    (f"{GROUP}/{VERSION}", "tenantclusters"), (f"{GROUP}/{VERSION}", "nodepools"),
+    ("v1", "services"), (TENANT_CONTROL_PLANE_API, "tenantcontrolplanes"),
+})
+"""Held whole by the watch cache: every one is read (a tenant's Service and TenantControlPlane are one
+each, and small); Secrets are not — other controllers keep many, large ones beside each tenant."""
+# 422: the request is understood and refused for its content, as the API server's own validation does.
+_REFUSED = 422
+# A pass allocates thousands of short-lived containers (decoded JSON). At Python's default first
+# threshold (700) they are scanned and promoted before they die, and the full collections that follow
+# walk the whole watch cache: a tenth of the operator's CPU at 500 tenants. At 50 000 they die young.
+GC_THRESHOLDS = (50_000, 20, 10)
+
+
+class KopfRecorder:
+    """Log with the `[ns/name]` prefix and post the same line as an Event on the object."""
+
+    def __init__(self, body: Mapping[str, Any]) -> None:
+        meta = body["metadata"]
+        self._body = body
+        self._log = object_logger(meta.get("namespace", ""), meta["name"])
+
+    def info(self, reason: str, message: str) -> None:
+        self._log.info(message)
+        kopf.info(self._body, reason=reason, message=message)  # type: ignore[arg-type]
+
+    def warn(self, reason: str, message: str) -> None:
+        self._log.warning(message)
+        kopf.warn(self._body, reason=reason, message=message)  # type: ignore[arg-type]
+
+
+class NoDiffBase(kopf.DiffBaseStorage):
+    """No last-handled state: the operator registers no creation, update or resume handlers.
+
+    Passes start from events and resyncs, and teardown from the deletion timestamp, so kopf has no
+    diff to compute. Its default storage deep-copied every body on every event and patched a copy of
+    each spec into an annotation of every TenantCluster and NodePool (a request and a watch event per
+    object). An `on.create`/`on.update`/`on.resume` handler would never fire with this storage
+    (`test_handlers_need_no_diff_base` keeps it so).
+    """
+
+    def build(self, *, body: kopf.Body, extra_fields: Any = None) -> kopf.BodyEssence:
+        return kopf.BodyEssence()
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        return kopf.BodyEssence()
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        return None
+
+
+@dataclass
+class OperatorContext:
+    """What every handler shares: the management connection, one client, per-cluster wake-ups."""
+
+    connection: Connection
+    settings: OperatorSettings = field(default_factory=OperatorSettings)
+    _api: KubeClient | None = None
+    _gate: asyncio.Semaphore | None = None
+    _locks: dict[Key, asyncio.Lock] = field(default_factory=dict)
+    _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
+    tenant_clients: TenantClients = field(default_factory=TenantClients)
+    kamaji: KamajiSchema = field(default_factory=KamajiSchema)
+    passes: Counter[Key] = field(default_factory=Counter)
+    """Completed passes per cluster: what a test or the benchmark waits on."""
+    triggers: Triggers = field(default_factory=Triggers)
+    metrics: Metrics = field(default_factory=Metrics)
+    _metrics_server: web.AppRunner | None = None
+
+    @property
+    def api(self) -> KubeClient:
+        if self._api is None:
+            raise RuntimeError("the operator has not started")
+        return self._api
+
+    async def start(self) -> None:
+        cache = None
+        if self.settings.read_from_watches:
+            cache = WatchCache(sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=HELD_WHOLE)
+        self._api = KubeClient(
+            self.connection,
+            field_manager=self.settings.field_manager,
+            retry=self.settings.retry,
+            cache=cache,
+            observer=self.metrics.request,
+        )
+        await self._api.__aenter__()
+        self._gate = asyncio.Semaphore(self.settings.concurrent_passes)
+        self.kamaji = KamajiSchema(ttl=self.settings.resync_interval)
+        if self.settings.metrics is not None:
+            self._metrics_server = await self.metrics.serve(self.settings.metrics)
+
+    @property
+    def gate(self) -> asyncio.Semaphore:
+        """Bounds the passes running at once: a thousand new tenants queue here, not in the API."""
+        if self._gate is None:
+            raise RuntimeError("the operator has not started")
+        return self._gate
+
+    @property
+    def metrics_port(self) -> int:
+        """The port `/metrics` is served on (what port 0 became)."""
+        if self._metrics_server is None:
+            raise RuntimeError("metrics are not served")
+        return int(self._metrics_server.addresses[0][1])
+
+    async def stop(self) -> None:
+        await self.tenant_clients.close()
+        if self._metrics_server is not None:
+            await self._metrics_server.cleanup()
+            self._metrics_server = None
+        if self._api is not None:
+            await self._api.close()
+            self._api = None
+
+    def lock(self, key: Key) -> asyncio.Lock:
+        return self._locks.setdefault(key, asyncio.Lock())
+
+    @property
+    def watched(self) -> set[Key]:
+        """Clusters whose reconciler daemon is running."""
+        return set(self._wakeups)
+
+    def wakeup(self, key: Key) -> asyncio.Event:
+        return self._wakeups.setdefault(key, asyncio.Event())
+
+    def wake(self, key: Key) -> None:
+        """Wake a running reconciler; before its daemon starts there is nothing to wake (it passes first)."""
+        if key in self._wakeups:
+            self._wakeups[key].set()
+
+    @contextlib.contextmanager
+    def watching(self, key: Key) -> Iterator[asyncio.Event]:
+        try:
+            yield self.wakeup(key)
+        finally:
+            self._wakeups.pop(key, None)
+
+
+async def _pools_of(
+    api: KubeClient, namespace: str, cluster: str, excluding: str | None = None
+) -> list[dict[str, Any]]:
+    return [
+        p
+        for p in await api.list(NODE_POOLS, namespace)
+        if (p.get("spec") or {}).get("cluster") == cluster
+        and not p["metadata"].get("deletionTimestamp")
+        and p["metadata"]["name"] != excluding
+    ]
+
+
+async def _write_status(api: KubeClient, res: Resource, body: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Patch `.status` only where it differs: an idle pass writes nothing."""
+    patch = status_patch(body.get("status") or {}, wanted)
+    if patch is None:
+        return False
+    meta = body["metadata"]
+    try:
+        await api.merge_patch(res, meta["name"], meta.get("namespace"), {"status": patch}, status=True)
+    except NotFoundError:
+        return False
+    return True
+
+
+async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool:
+    """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed)."""
+    async with ctx.lock((namespace, name)), ctx.gate:
+        clock = asyncio.get_running_loop().time
+        started = clock()
+        try:
+            result = await _pass(ctx, namespace, name, excluding_pool)
+        except Exception:
+            ctx.metrics.pass_done(Outcome.FAILED, clock() - started)
+            raise
+        if result is None:
+            return False
+        took = clock() - started
+        ctx.metrics.pass_done(Outcome.WAITING if result.requeue else Outcome.CONVERGED, took)
+        ctx.metrics.phase((namespace, name), result.status.get("phase"))
+        ctx.passes[namespace, name] += 1
+        object_logger(namespace, name).debug("pass %d took %.3fs", ctx.passes[namespace, name], took)
+        return result.requeue
+
+
+async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None) -> PassResult | None:
+    """Read, reconcile, write the status; None when the cluster is gone or going."""
+    api = ctx.api
+    body = await api.get(TENANT_CLUSTERS, name, namespace)
+    going = body is None or body["metadata"].get("deletionTimestamp")
+    pools = [] if going else await _pools_of(api, namespace, name, excluding_pool)
+    if ctx.triggers.read((namespace, name), [body, *pools] if body is not None else []):
+        ctx.wake((namespace, name))
+    if body is None or going:
+        return None
+    own = finalizer_of(ctx.settings.shard)
+    for res, obj in ((TENANT_CLUSTERS, body), *((NODE_POOLS, p) for p in pools)):
+        await take_over(api, res, obj, own)
+    scope = Scope(
+        api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
+        tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji,
+    )
+    result = await reconcile(scope)
+    await _write_status(api, TENANT_CLUSTERS, body, result.status)
+    for pool in pools:
+        await _write_status(api, NODE_POOLS, pool, result.pool_status[pool["metadata"]["name"]])
+    return result
+
+
+def _orphan_status(body: Mapping[str, Any], namespace: str, cluster: str) -> dict[str, Any]:
+    """A pool whose TenantCluster does not exist: said in its status, nothing rendered for it."""
+    gen = body.get("metadata", {}).get("generation")
+    message = f"TenantCluster {namespace}/{cluster} does not exist"
+    cond = condition(ConditionType.READY, False, Reason.CLUSTER_NOT_FOUND, message, gen)
+    current = (body.get("status") or {}).get("conditions") or []
+    return {"observedGeneration": gen, "phase": Phase.PENDING, "conditions": merge_conditions(current, [cond])}
+
+
+def _needs_pass(body: Mapping[str, Any]) -> bool:
+    status = body.get("status") or {}
+    return bool(body.get("metadata", {}).get("generation") != status.get("observedGeneration"))
+
+
+def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
+    """Every handler of the operator, registered on a fresh registry bound to `ctx`."""
+    registry = kopf.OperatorRegistry()
+    shard = ctx.settings.shard
+    own = finalizer_of(shard)
+
+    def owned_cluster(namespace: str, name: str, **_: Any) -> bool:
+        return shard.owns(namespace, name)
+
+    def owned_pool(namespace: str, spec: Mapping[str, Any], **_: Any) -> bool:
+        return shard.owns(namespace, str(spec.get("cluster") or ""))
+
+    # The shard filter sits on every resource handler: kopf adds finalizers, starts daemons and
+    # runs teardown only for the objects this shard owns.
+    clusters = dict(group=GROUP, version=VERSION, plural="tenantclusters", registry=registry, when=owned_cluster)
+    pools = dict(group=GROUP, version=VERSION, plural="nodepools", registry=registry, when=owned_pool)
+
+    @kopf.on.startup(registry=registry)
+    async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        gc.set_threshold(*GC_THRESHOLDS)
+        settings.persistence.finalizer = own
+        settings.posting.level = logging.INFO
+        settings.posting.loggers = False
+        settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
+        settings.persistence.diffbase_storage = NoDiffBase()
+        if ctx.settings.webhook is not None:
+            settings.admission.server = _webhook_server(ctx.settings.webhook)
+        await ctx.start()
+
+    @kopf.on.cleanup(registry=registry)
+    async def close(**_: Any) -> None:
+        await ctx.stop()
+
+    @kopf.on.login(registry=registry)
+    async def login(**_: Any) -> kopf.ConnectionInfo:
+        """kopf's watches use the credentials our client would send now; after a 401 kopf asks again."""
+        info = await ctx.connection.login()
+        return kopf.ConnectionInfo(**info, scheme="Bearer" if info["token"] else None)
+
+    @kopf.daemon(**clusters, cancellation_timeout=5.0)  # type: ignore[arg-type]
+    async def reconciler(stopped: kopf.DaemonStopped, namespace: str, name: str, **_: Any) -> None:
+        """Run passes until the object goes: on a wake-up, soon while waiting, else every resync."""
+        waits = 0
+        with ctx.watching((namespace, name)) as wakeup:
+            while not stopped:
+                wakeup.clear()
+                ctx.triggers.scheduled((namespace, name))
+                try:
+                    requeue = await run_pass(ctx, namespace, name)
+                except APIError as exc:
+                    object_logger(namespace, name).warning("pass failed, retrying soon: %s", exc)
+                    requeue = True
+                except Exception as exc:  # a pass must never kill the daemon; the next one retries
+                    object_logger(namespace, name).exception("pass failed, retrying soon: %s", exc)
+                    requeue = True
+                waits = waits + 1 if requeue else 0
+                delay = ctx.settings.requeue_delay_after(waits)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):
+                        await _first(wakeup.wait(), stopped.wait())
+
+    @kopf.on.event(**clusters)  # type: ignore[arg-type]
+    async def cluster_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        if event["type"] != "DELETED" and orphaned(body, own):
+            await _until_done(ctx, TENANT_CLUSTERS, namespace, name, lambda: tear_down(dict(body), namespace, name))
+        elif _needs_pass(body) and ctx.triggers.wakes((namespace, name), body):
+            ctx.wake((namespace, name))
+
+    @kopf.on.event(**pools)  # type: ignore[arg-type]
+    async def pool_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        if event["type"] != "DELETED" and orphaned(body, own):
+            await _until_done(ctx, NODE_POOLS, namespace, name, lambda: pool_gone(body, namespace, name))
+            return
+        cluster = (body.get("spec") or {}).get("cluster")
+        if not _needs_pass(body) or not cluster or body.get("metadata", {}).get("deletionTimestamp"):
+            return
+        if (namespace, str(cluster)) in ctx.watched:
+            if ctx.triggers.wakes((namespace, str(cluster)), body):
+                ctx.wake((namespace, str(cluster)))
+        elif await ctx.api.get(TENANT_CLUSTERS, str(cluster), namespace) is None:
+            await _write_status(ctx.api, NODE_POOLS, body, _orphan_status(body, namespace, str(cluster)))
+
+    async def pool_gone(body: kopf.Body, namespace: str, name: str) -> None:
+        """Prune the pool's objects through a pass of its cluster that no longer sees the pool."""
+        cluster = (body.get("spec") or {}).get("cluster")
+        ctx.triggers.forget("NodePool", namespace, name)
+        if cluster:
+            await run_pass(ctx, namespace, str(cluster), excluding_pool=name)
+        await release(ctx.api, NODE_POOLS, namespace, name, own)
+
+    @kopf.on.delete(**pools)  # type: ignore[arg-type]
+    async def pool_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        await pool_gone(body, namespace, name)
+
+    async def tear_down(raw: dict[str, Any], namespace: str, name: str) -> None:
+        """Tear down in order, then drop other shard layouts' finalizers; kopf removes ours as the handler returns."""
+        api = ctx.api
+
+        async def progress(report: TeardownReport) -> None:
+            current = await api.get(TENANT_CLUSTERS, name, namespace)
+            if current is not None:
+                wanted = {**(current.get("status") or {}), "phase": Phase.DELETING, "teardown": report.as_status()}
+                await _write_status(api, TENANT_CLUSTERS, current, wanted)
+
+        await ctx.tenant_clients.forget(f"{namespace}/{name}")
+        ctx.triggers.forget("TenantCluster", namespace, name)
+        async with ctx.lock((namespace, name)):
+            scope = TeardownScope(
+                api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress
+            )
+            report = await teardown(scope)
+        ctx.metrics.teardown_leftovers(report.steps)
+        ctx.metrics.phase((namespace, name), None)
+        await release(api, TENANT_CLUSTERS, namespace, name, own)
+
+    @kopf.on.delete(**clusters)  # type: ignore[arg-type]
+    async def cluster_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        await tear_down(dict(body), namespace, name)
+
+    if ctx.settings.webhook is not None:
+        _register_admission(ctx, registry)
+    return registry
+
+
+def _webhook_server(webhook: WebhookSettings) -> kopf.WebhookServer:
+    if webhook.cert_dir is None:
+        return kopf.WebhookServer(addr=webhook.addr, port=webhook.port, insecure=True)
+    return kopf.WebhookServer(
+        addr=webhook.addr,
+        port=webhook.port,
+        certfile=f"{webhook.cert_dir}/tls.crt",
+        pkeyfile=f"{webhook.cert_dir}/tls.key",
+    )
+
+
+def _register_admission(ctx: OperatorContext, registry: kopf.OperatorRegistry) -> None:
+    """Refuse at `kubectl apply` what `validate` refuses and CEL cannot see (see `operator.admission`)."""
+
+    async def admit(operation: str, new: Any, old: Any, warnings: list[str]) -> None:
+        verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old)
+        warnings.extend(verdict.warnings)
+        if verdict.refusals:
+            raise kopf.AdmissionError("\n".join(verdict.refusals), code=_REFUSED)
+
+    @kopf.on.validate(  # type: ignore[arg-type]
+        GROUP, VERSION, "tenantclusters", id=CLUSTER_WEBHOOK, operations=["CREATE", "UPDATE", "DELETE"],
+        registry=registry,
+    )
+    async def admit_cluster(operation: str, new: Any, old: Any, warnings: list[str], **_: Any) -> None:
+        await admit(operation, new, old, warnings)
+
+    @kopf.on.validate(  # type: ignore[arg-type]
+        GROUP, VERSION, "nodepools", id=POOL_WEBHOOK, operations=["CREATE", "UPDATE"], registry=registry
+    )
+    async def admit_pool(operation: str, new: Any, old: Any, warnings: list[str], **_: Any) -> None:
+        await admit(operation, new, old, warnings)
+
+
+async def _until_done(
+    ctx: OperatorContext, res: Resource, namespace: str, name: str, step: Callable[[], Awaitable[None]]
+) -> None:
+    """Complete the deletion of an object no kopf finalizer of this shard holds, retrying as kopf would,
+    until it is done or the object went another way (a shard of the old layout finished it first)."""
+    own = finalizer_of(ctx.settings.shard)
+    while True:
+        try:
+            await step()
+        except APIError as exc:
+            object_logger(namespace, name).warning("deletion failed, retrying soon: %s", exc)
+        else:
+            return
+        await asyncio.sleep(ctx.settings.requeue_delay)
+        current = await ctx.api.get(res, name, namespace)
+        if current is None or not orphaned(current, own):
+            return
+
+
+async def _first(*aws: Any) -> None:
+    tasks = [asyncio.ensure_future(a) for a in aws]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in tasks:
+            t.cancel()

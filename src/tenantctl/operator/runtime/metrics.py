@@ -1,0 +1,112 @@
+"""Prometheus metrics of one operator process, served on `/metrics`.
+
+Each operator context owns its own registry (two shards in one test process do not mix their
+series). `prometheus_client` is imported when an operator starts, never by the CLI's start.
+
+Series:
+- `tenantctl_reconcile_passes_total{outcome}`: passes that `converged`, are `waiting` (requeued), or `failed`.
+- `tenantctl_reconcile_pass_duration_seconds`: histogram of pass durations.
+- `tenantctl_tenants{phase}`: TenantClusters of this shard by the phase their last pass wrote.
+- `tenantctl_api_requests_total{verb,status}`: management API requests by HTTP verb and answer
+  (`2xx`, the error status code, or `unreachable`), every retry attempt counted.
+- `tenantctl_teardown_leftovers_total{step}`: what teardown had to leave behind, by step.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import TYPE_CHECKING, Any
+
+from tenantctl.operator.config.settings import MetricsSettings
+from tenantctl.operator.phases.conditions import StepOutcome
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+__all__ = ["CONTENT_TYPE", "Metrics", "Outcome"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+Key = tuple[str, str]
+
+
+class Outcome:
+    CONVERGED = "converged"
+    WAITING = "waiting"
+    FAILED = "failed"
+
+
+class Metrics:
+    """The operator's series, and the tenants' last phases they are counted from."""
+
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.passes = Counter(
+            "tenantctl_reconcile_passes", "Reconcile passes by outcome.", ["outcome"], registry=self.registry
+        )
+        self.pass_seconds = Histogram(
+            "tenantctl_reconcile_pass_duration_seconds",
+            "Duration of one reconcile pass.",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+            registry=self.registry,
+        )
+        self.tenants = Gauge("tenantctl_tenants", "TenantClusters by phase.", ["phase"], registry=self.registry)
+        self.requests = Counter(
+            "tenantctl_api_requests", "Management API requests by verb and answer.", ["verb", "status"],
+            registry=self.registry,
+        )
+        self.leftovers = Counter(
+            "tenantctl_teardown_leftovers", "Objects or disks teardown left behind, by step.", ["step"],
+            registry=self.registry,
+        )
+        self._phases: dict[Key, str] = {}
+        self._counts: collections.Counter[str] = collections.Counter()
+        """Tenants per phase; a phase once seen stays a series (at 0), so a tenant leaving it shows as a drop."""
+
+    def request(self, verb: str, status: int | None) -> None:
+        """One API request attempt; `status` None when no answer came (connection failure, timeout)."""
+        answer = "unreachable" if status is None else "2xx" if status < 300 else str(status)
+        self.requests.labels(verb=verb, status=answer).inc()
+
+    def pass_done(self, outcome: str, seconds: float) -> None:
+        self.passes.labels(outcome=outcome).inc()
+        self.pass_seconds.observe(seconds)
+
+    def phase(self, key: Key, phase: str | None) -> None:
+        """Record the tenant's phase (None: it is gone) and move it between the gauge's series."""
+        previous = self._phases.pop(key, None) if phase is None else self._phases.get(key)
+        if phase is not None:
+            self._phases[key] = phase
+        if previous == phase:
+            return
+        if previous is not None:
+            self._counts[previous] -= 1
+            self.tenants.labels(phase=previous).set(self._counts[previous])
+        if phase is not None:
+            self._counts[phase] += 1
+            self.tenants.labels(phase=phase).set(self._counts[phase])
+
+    def teardown_leftovers(self, steps: list[dict[str, Any]]) -> None:
+        for step in steps:
+            if step.get("outcome") == StepOutcome.LEFTOVER:
+                self.leftovers.labels(step=str(step["step"])).inc()
+
+    def exposition(self) -> bytes:
+        from prometheus_client import generate_latest
+
+        return generate_latest(self.registry)
+
+    async def serve(self, settings: MetricsSettings) -> web.AppRunner:
+        """Serve `/metrics` on the operator's event loop until the returned runner is cleaned up."""
+        from aiohttp import web
+
+        async def metrics(_: web.Request) -> web.Response:
+            return web.Response(body=self.exposition(), headers={"Content-Type": CONTENT_TYPE})
+
+        app = web.Application()
+        app.router.add_get("/metrics", metrics)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, settings.addr, settings.port).start()
+        return runner

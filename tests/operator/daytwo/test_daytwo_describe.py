@@ -1,0 +1,98 @@
+"""`tenantctl describe tenant` against emulated management and tenant clusters in mid-provisioning."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daytwo_support import NAME, NOW, NS, seed_day_two, url
+from kube_emulator import Fault, KubeEmulator
+from operator_support import kubeconfig_for
+from typer.testing import CliRunner
+
+from tenantctl.cli import app
+from tenantctl.cli.tree import render_tree
+from tenantctl.operator.daytwo.describe import Mark, TreeNode, describe_tenant
+from tenantctl.operator.kube.client import Connection, KubeClient
+
+pytestmark = [pytest.mark.timeout(20)]
+FIXED_NOW = datetime.datetime.fromisoformat(NOW.replace("Z", "+00:00"))
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+async def tree_of(mgmt: KubeEmulator, timeout: float = 2.0) -> TreeNode:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        return await describe_tenant(api, NS, NAME, FIXED_NOW, timeout)
+
+
+def find(root: TreeNode, label: str) -> TreeNode:
+    if root.label == label:
+        return root
+    for child in root.children:
+        try:
+            return find(child, label)
+        except LookupError:
+            continue
+    raise LookupError(label)
+
+
+async def test_what_is_wrong_is_marked_with_what_to_look_at_next(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    root = await tree_of(mgmt)
+    wrong = {n.label for n in root.wrong()}
+    assert wrong == {
+        f"Machine {NAME}-md0-c", f"Node {NAME}-md0-b", f"CSI controller Deployment {NAME}-pcsi-controller",
+        f"on {NAME}-md0-b", f"{NAME}-csi",
+    }
+    stuck = find(root, f"Machine {NAME}-md0-c")
+    assert "phase Provisioning" in stuck.detail
+    assert stuck.next.startswith(f"ProxmoxMachine {NAME}-md0-c: no node in allowedNodes has 8G of free memory")
+    tainted = find(root, f"Node {NAME}-md0-b")
+    assert "uninitialized" in tainted.detail and f"deploy/{NAME}-pccm" in tainted.next
+    assert find(root, f"Node {NAME}-md0-a").mark is Mark.OK
+    assert find(root, f"Machine {NAME}-md0-a").detail == (
+        f"phase Running, node {NAME}-md0-a, providerID proxmox://1b0d7a1e-aaaa, age 20m")
+    assert find(root, f"{NAME}-csi").detail == "Helm install failed: context deadline exceeded"
+    assert find(root, f"KamajiControlPlane {NAME}").detail == "ready 2/2, version v1.33.6"
+    assert find(root, "pve-zfs").detail == "csi.proxmox.sinextra.dev, default"
+
+
+async def test_a_silent_tenant_api_is_shown_as_such(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    tenant.fail(Fault("GET", hang=5.0, times=100))
+    root = await tree_of(mgmt, timeout=0.5)
+    node = find(root, "tenant API")
+    assert node.mark is Mark.WRONG and "did not answer within 0.5s" in node.detail
+    assert find(root, f"{NAME}-csi").mark is Mark.WRONG, "the management side is still described"
+
+
+async def test_a_missing_tenant_is_one_marked_line(mgmt: KubeEmulator) -> None:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        root = await describe_tenant(api, NS, "nope", FIXED_NOW)
+    assert (root.mark, root.detail, root.children) == (Mark.WRONG, "not found", [])
+
+
+async def test_the_command_prints_the_tree_and_json(mgmt: KubeEmulator, tenant: KubeEmulator, tmp_path: Path) -> None:
+    await seed_day_two(mgmt, tenant)
+    config = tmp_path / "kubeconfig"
+    config.write_text(kubeconfig_for(url(mgmt)))
+
+    def invoke(*args: str) -> Any:
+        return CliRunner().invoke(app, ["describe", "tenant", NAME, "-n", NS, "--kubeconfig", str(config), *args])
+
+    text = await asyncio.to_thread(invoke)
+    assert text.exit_code == 0, text.output
+    assert f"✗ Machine {NAME}-md0-c" in text.output
+    data = json.loads((await asyncio.to_thread(invoke, "-o", "json")).output)
+    assert data["label"] == f"TenantCluster {NS}/{NAME}" and data["children"][0]["label"] == "conditions"
+
+
+async def test_readme_shows_a_tree_from_this_fixture(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    text = render_tree(await tree_of(mgmt))
+    block = f"```text\n$ tenantctl describe tenant {NAME} -n {NS}\n{text}```"
+    assert block in README.read_text(), f"README's describe example is stale; it now reads:\n{block}"

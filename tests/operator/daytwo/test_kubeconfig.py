@@ -1,0 +1,136 @@
+"""`tenantctl kubeconfig` against an emulated management cluster: Kamaji's Secret, rewritten for outside."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kube_emulator import KubeEmulator
+from operator_support import kubeconfig_for, management, seed_control_plane, seed_documents
+from typer.testing import CliRunner
+
+from tenant_support import clone, doc, load_example
+from tenantctl.cli import app
+from tenantctl.operator.daytwo.kubeconfig import user_kubeconfig
+from tenantctl.operator.kube.client import Connection, KubeClient
+from tenantctl.problems import InvalidInput
+
+pytestmark = [pytest.mark.timeout(15)]
+
+INTERNAL = {"kubevirt.yaml": "https://demo.tenant-demo.svc:6443", "proxmox.yaml": "https://acme.tenant-acme.svc:6443"}
+KEY = {"kubevirt.yaml": ("tenant-demo", "demo"), "proxmox.yaml": ("tenant-acme", "acme")}
+
+
+def url(emulator: KubeEmulator) -> str:
+    return str(emulator.url).rstrip("/")
+
+
+def seed(mgmt: KubeEmulator, example: str, expose: dict[str, Any] | None = None, *, secret: bool = True) -> None:
+    docs = clone(load_example(example))
+    if expose is not None:
+        doc(docs, "TenantCluster")["spec"]["expose"] = expose
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    seed_control_plane(mgmt, docs, INTERNAL[example] if secret else None)
+
+
+async def fetch(mgmt: KubeEmulator, example: str, *, external: bool) -> dict[str, Any]:
+    ns, name = KEY[example]
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        return await user_kubeconfig(api, ns, name, external=external)
+
+
+def server(config: dict[str, Any]) -> str:
+    (entry,) = config["clusters"]
+    return str(entry["cluster"]["server"])
+
+
+async def refusal(mgmt: KubeEmulator, example: str, *, external: bool = True) -> str:
+    with pytest.raises(InvalidInput) as caught:
+        await fetch(mgmt, example, external=external)
+    return "\n".join(str(p) for p in caught.value.problems)
+
+
+async def test_without_external_the_secret_is_printed_as_kamaji_wrote_it(mgmt: KubeEmulator) -> None:
+    seed(mgmt, "kubevirt.yaml")
+    config = await fetch(mgmt, "kubevirt.yaml", external=False)
+    assert config == yaml.safe_load(kubeconfig_for(INTERNAL["kubevirt.yaml"]))
+
+
+async def test_external_is_refused_for_a_tenant_reachable_only_inside(mgmt: KubeEmulator) -> None:
+    seed(mgmt, "kubevirt.yaml")
+    message = await refusal(mgmt, "kubevirt.yaml")
+    assert message.startswith("--external: TenantCluster/demo is reachable only inside the management cluster")
+    assert "spec.expose: {type: LoadBalancer} or {type: Ingress, hostname: api.example.com}" in message
+
+
+async def test_an_ingress_tenant_is_reached_at_its_host_on_443(mgmt: KubeEmulator) -> None:
+    seed(mgmt, "kubevirt.yaml", {"type": "Ingress", "hostname": "demo.example.com"})
+    config = await fetch(mgmt, "kubevirt.yaml", external=True)
+    assert server(config) == "https://demo.example.com:443"
+    inside = yaml.safe_load(kubeconfig_for(INTERNAL["kubevirt.yaml"]))
+    assert config["users"] == inside["users"] and config["contexts"] == inside["contexts"]
+
+
+async def test_a_load_balancer_tenant_is_reached_at_the_assigned_address(mgmt: KubeEmulator) -> None:
+    seed(mgmt, "proxmox.yaml")
+    assert server(await fetch(mgmt, "proxmox.yaml", external=True)) == "https://192.0.2.10:6443"
+
+
+@pytest.mark.parametrize(
+    ("expose", "expected"),
+    [
+        ({"hostname": "acme.example.com", "address": "198.51.100.7"}, "https://acme.example.com:6443"),
+        ({"address": "198.51.100.7"}, "https://198.51.100.7:6443"),
+    ],
+)
+async def test_a_load_balancer_name_or_address_wins_over_the_observed_one(
+    mgmt: KubeEmulator, expose: dict[str, Any], expected: str
+) -> None:
+    seed(mgmt, "proxmox.yaml", expose)
+    assert server(await fetch(mgmt, "proxmox.yaml", external=True)) == expected
+
+
+async def test_a_load_balancer_without_an_address_yet_is_refused(mgmt: KubeEmulator) -> None:
+    seed(mgmt, "proxmox.yaml")
+    service = mgmt.get("v1/services", "tenant-acme", "acme")
+    assert service is not None
+    service.pop("status")
+    mgmt.put("v1/services", service)
+    assert "has no address yet" in await refusal(mgmt, "proxmox.yaml")
+
+
+async def test_no_secret_yet_is_refused(mgmt: KubeEmulator) -> None:
+    seed(mgmt, "proxmox.yaml", secret=False)
+    assert "no admin kubeconfig yet (Secret tenant-acme/acme-admin-kubeconfig" in await refusal(
+        mgmt, "proxmox.yaml", external=False
+    )
+
+
+async def test_an_unknown_cluster_is_refused(mgmt: KubeEmulator) -> None:
+    management(mgmt)
+    assert "no TenantCluster tenant-demo/demo" in await refusal(mgmt, "kubevirt.yaml", external=False)
+
+
+def invoke(args: list[str]) -> Any:
+    return CliRunner().invoke(app, args)
+
+
+async def test_the_command_prints_yaml_and_refuses_with_exit_2(mgmt: KubeEmulator, tmp_path: Path) -> None:
+    seed(mgmt, "kubevirt.yaml", {"type": "Ingress", "hostname": "demo.example.com"})
+    mgmt_config = tmp_path / "mgmt.yaml"
+    mgmt_config.write_text(kubeconfig_for(url(mgmt)))
+    base = ["kubeconfig", "demo", "-n", "tenant-demo", "--kubeconfig", str(mgmt_config)]
+    # The command runs its own event loop; the emulator keeps serving on this one meanwhile.
+    result = await asyncio.to_thread(invoke, [*base, "--external"])
+    assert result.exit_code == 0, result.output
+    assert server(yaml.safe_load(result.stdout)) == "https://demo.example.com:443"
+
+    missing = await asyncio.to_thread(invoke, ["kubeconfig", "nope", "-n", "tenant-demo", "--kubeconfig",
+                                               str(mgmt_config)])
+    assert missing.exit_code == 2
+    assert missing.stdout == "" and "Traceback" not in missing.output
+    assert "TenantCluster/nope: no TenantCluster tenant-demo/nope" in missing.stderr

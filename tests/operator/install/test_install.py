@@ -1,0 +1,125 @@
+"""`tenantctl install`: valid against core schemas, and as narrow as the operator's calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tenant_support import EXAMPLES
+from tenantctl.cli import app
+from tenantctl.operator.install.objects import install_objects
+from tenantctl.validate import SchemaCatalog, validate_objects
+
+pytestmark = [pytest.mark.timeout(30)]
+
+
+def printed(*args: str) -> list[dict[str, Any]]:
+    result = CliRunner().invoke(app, ["install", *args])
+    assert result.exit_code == 0, result.output
+    return [d for d in yaml.safe_load_all(result.stdout) if d]
+
+
+def test_install_output_validates_against_core_schemas() -> None:
+    objects = printed("-f", str(EXAMPLES / "proxmox.yaml"), "-f", str(EXAMPLES / "kubevirt.yaml"))
+    assert [o["kind"] for o in objects][:2] == ["CustomResourceDefinition", "CustomResourceDefinition"]
+    problems = validate_objects(objects)
+    assert not problems, "\n".join(str(p) for p in problems)
+
+
+def test_talos_config_template_delete_is_scoped_to_each_tenants_own_names() -> None:
+    objects = printed("-f", str(EXAMPLES / "kubevirt.yaml"))
+    cluster_role = next(o for o in objects if o["kind"] == "ClusterRole")
+    for rule in cluster_role["rules"]:
+        if "talosconfigtemplates" in rule["resources"]:
+            assert "delete" not in rule["verbs"]
+    role = next(o for o in objects if o["kind"] == "Role")
+    assert role["metadata"]["namespace"] == "tenant-demo"
+    assert role["rules"] == [{
+        "apiGroups": ["bootstrap.cluster.x-k8s.io"],
+        "resources": ["talosconfigtemplates"],
+        "resourceNames": ["demo-big", "demo-md0"],
+        "verbs": ["delete"],
+    }]
+    binding = next(o for o in objects if o["kind"] == "RoleBinding")
+    account = {"kind": "ServiceAccount", "name": "tenantctl-operator", "namespace": "tenantctl-system"}
+    assert binding["subjects"] == [account]
+
+
+def test_the_cluster_role_grants_no_wildcards_and_no_escalation() -> None:
+    cluster_role = next(o for o in install_objects() if o["kind"] == "ClusterRole")
+    for rule in cluster_role["rules"]:
+        assert "*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"]
+        assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"])
+
+
+def test_the_statefulset_runs_the_operator_command_as_its_service_account() -> None:
+    objects = install_objects(namespace="ops", image="example.org/tenantctl:1")
+    deployment = next(o for o in objects if o["kind"] == "StatefulSet")
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "tenantctl-operator"
+    assert pod["containers"][0]["image"] == "example.org/tenantctl:1"
+    assert pod["containers"][0]["args"][0] == "operator"
+    assert deployment["metadata"]["namespace"] == "ops"
+    container = pod["containers"][0]
+    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert {"name": "tmp", "mountPath": "/tmp"} in container["volumeMounts"], "client certificates load from /tmp"
+
+
+def test_install_output_validates_with_the_cert_manager_crds(shared: Path, tmp_path: Path) -> None:
+    objects = printed("-f", str(EXAMPLES / "kubevirt.yaml"), "--shards", "2", "--replicas", "2")
+    # kopf ships its peering CRD only as an example manifest: judge the peerings by the one we render.
+    kopf_crd = next(o for o in objects if o["metadata"]["name"] == "clusterkopfpeerings.kopf.dev")
+    (tmp_path / "kopf.yaml").write_text(yaml.safe_dump(kopf_crd))
+    problems = validate_objects(objects, SchemaCatalog.from_dirs([shared / "crds", tmp_path]))
+    assert not problems, "\n".join(str(p) for p in problems)
+    assert {"Issuer", "Certificate", "ValidatingWebhookConfiguration"} <= {o["kind"] for o in objects}
+
+
+def test_the_webhook_is_served_by_the_operator_with_cert_managers_certificate() -> None:
+    from tenantctl.operator.install.webhook import CLUSTER_WEBHOOK, POOL_WEBHOOK
+
+    objects = install_objects(namespace="ops")
+    by_kind = {o["kind"]: o for o in objects if o["kind"] != "CustomResourceDefinition"}
+    config, service = by_kind["ValidatingWebhookConfiguration"], by_kind["Service"]
+    certificate, deployment = by_kind["Certificate"], by_kind["StatefulSet"]
+    injected = config["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+    assert injected == f"ops/{certificate['metadata']['name']}"
+    assert certificate["spec"]["issuerRef"]["name"] == by_kind["Issuer"]["metadata"]["name"]
+    assert f"{service['metadata']['name']}.ops.svc" in certificate["spec"]["dnsNames"]
+    scoped: dict[str, Any] = {}
+    for hook in config["webhooks"]:
+        assert hook["failurePolicy"] == "Fail" and hook["sideEffects"] == "None"
+        assert 1 <= hook["timeoutSeconds"] <= 30
+        assert hook["clientConfig"]["service"]["name"] == service["metadata"]["name"]
+        assert hook["clientConfig"]["service"]["namespace"] == "ops"
+        (rule,) = hook["rules"]
+        assert rule["apiGroups"] == ["tenantctl.io"] and rule["scope"] == "Namespaced"
+        scoped[rule["resources"][0]] = (hook["clientConfig"]["service"]["path"], rule["operations"])
+    assert scoped == {
+        "tenantclusters": (f"/{CLUSTER_WEBHOOK}", ["CREATE", "UPDATE", "DELETE"]),
+        "nodepools": (f"/{POOL_WEBHOOK}", ["CREATE", "UPDATE"]),
+    }
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    port = next(p for p in container["ports"] if p["name"] == service["spec"]["ports"][0]["targetPort"])
+    args = container["args"]
+    assert args[args.index("--webhook-port") + 1] == str(port["containerPort"])
+    cert_dir = args[args.index("--webhook-cert-dir") + 1]
+    mount = next(m for m in container["volumeMounts"] if m["mountPath"] == cert_dir)
+    volume = next(v for v in pod["volumes"] if v["name"] == mount["name"])
+    assert volume["secret"]["secretName"] == certificate["spec"]["secretName"]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+
+
+def test_tenant_control_planes_are_only_read_watched_and_patched() -> None:
+    cluster_role = next(o for o in install_objects() if o["kind"] == "ClusterRole")
+    rules = [r for r in cluster_role["rules"] if "tenantcontrolplanes" in r["resources"]]
+    assert rules == [{"apiGroups": ["kamaji.clastix.io"], "resources": ["tenantcontrolplanes"],
+                      "verbs": ["get", "list", "patch", "watch"]}]
+    crds = [r for r in cluster_role["rules"] if "customresourcedefinitions" in r["resources"]]
+    assert crds and "get" in crds[0]["verbs"], "the pass reads the TenantControlPlane CRD"

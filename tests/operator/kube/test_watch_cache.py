@@ -1,0 +1,114 @@
+"""The watch cache against the emulator: reads answered from memory, changes arriving by watch, only
+our objects and the ones asked for held, our writes visible at once, and a resource we may not list
+read directly without polling."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from kube_emulator import Fault, KubeEmulator
+from operator_support import condition, eventually, management, running_operator, seed_control_plane, seed_documents
+
+from tenant_support import load_example
+from tenantctl.operator.kube.cache import WatchCache
+from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+
+pytestmark = [pytest.mark.timeout(20)]
+
+SECRETS = Resource("v1", "Secret", "secrets", True)
+TC = "tenantctl.io/v1alpha1/tenantclusters"
+
+
+def url(emulator: KubeEmulator) -> str:
+    return str(emulator.url).rstrip("/")
+
+
+def secret(name: str, value: str, labels: dict[str, str] | None = None) -> dict[str, object]:
+    meta = {"name": name, "namespace": "ns", "labels": labels or {}}
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": meta, "data": {"v": value}}
+
+
+async def test_reads_come_from_the_watch_and_changes_arrive_by_it(mgmt: KubeEmulator) -> None:
+    mgmt.put("v1/secrets", secret("a", "MQ==", {"app": "x"}))
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache()) as api, \
+            KubeClient(Connection.from_server(url(mgmt))) as other:
+        assert (await api.get(SECRETS, "a", "ns") or {})["data"] == {"v": "MQ=="}
+        reads = mgmt.reads
+        for _ in range(5):
+            assert await api.get(SECRETS, "a", "ns") is not None
+            assert [s["metadata"]["name"] for s in await api.list(SECRETS, "ns", {"app": "x"})] == ["a"]
+            assert await api.list(SECRETS, "other-ns") == []
+        assert mgmt.reads == reads, "no request once the resource is watched"
+        await other.merge_patch(SECRETS, "a", "ns", {"data": {"v": "Mg=="}})
+        await eventually(lambda: api.cache is not None and
+                         (api.cache.holds("v1", "secrets", "ns", "a") or {}).get("data") == {"v": "Mg=="})
+        await other.delete(SECRETS, "a", "ns")
+        await eventually(lambda: api.cache is not None and api.cache.holds("v1", "secrets", "ns", "a") is None)
+        created = await api.apply(SECRETS, secret("b", "Mw=="))
+        assert await api.get(SECRETS, "b", "ns") == created, "our own write is read back at once"
+        assert mgmt.reads == reads
+
+
+async def test_a_resource_we_may_not_list_is_read_directly_without_polling(mgmt: KubeEmulator) -> None:
+    mgmt.put("v1/secrets", secret("a", "MQ=="))
+    mgmt.fail(Fault("GET", "secrets", status=403, times=1, message="forbidden"))
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache(retry_delay=0.01)) as api:
+        assert await api.get(SECRETS, "a", "ns") is not None
+        reads = mgmt.reads
+        await asyncio.sleep(0.3)
+        assert mgmt.reads == reads, "a forbidden list is not retried in the background"
+        assert await api.get(SECRETS, "a", "ns") is not None
+        assert mgmt.reads == reads + 1, "each read asks the server"
+
+
+async def test_with_owned_labels_only_ours_and_the_objects_asked_for_are_held(mgmt: KubeEmulator) -> None:
+    ours = {"managed-by": "us"}
+    mgmt.put("v1/secrets", secret("ours", "MQ==", ours))
+    mgmt.put("v1/secrets", secret("asked", "MQ=="))
+    mgmt.put("v1/secrets", secret("other", "MQ=="))
+    cache = WatchCache(owned=ours)
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api, \
+            KubeClient(Connection.from_server(url(mgmt))) as other:
+        assert [s["metadata"]["name"] for s in await api.list(SECRETS, "ns", ours)] == ["ours"]
+        assert cache.holds("v1", "secrets", "ns", "other") is None, "another controller's Secret is not held"
+        reads = mgmt.reads
+        assert await api.get(SECRETS, "ours", "ns") is not None
+        assert mgmt.reads == reads, "ours: from the watch"
+        assert (await api.get(SECRETS, "asked", "ns") or {})["data"] == {"v": "MQ=="}
+        assert mgmt.reads == reads + 1, "a name not held: read from the server once"
+        await other.merge_patch(SECRETS, "asked", "ns", {"data": {"v": "Mg=="}})
+        await eventually(lambda: (cache.holds("v1", "secrets", "ns", "asked") or {}).get("data") == {"v": "Mg=="})
+        assert await api.get(SECRETS, "missing", "ns") is None
+        await other.create(SECRETS, secret("missing", "Mw=="))
+        await eventually(lambda: cache.holds("v1", "secrets", "ns", "missing") is not None)
+        reads = mgmt.reads
+        assert (await api.get(SECRETS, "asked", "ns") or {})["data"] == {"v": "Mg=="}
+        assert await api.get(SECRETS, "missing", "ns") is not None
+        assert mgmt.reads == reads, "then kept current by the watch"
+        assert len(await api.list(SECRETS, "ns")) == 4 and mgmt.reads == reads + 1, "a list beyond ours asks"
+
+
+@pytest.mark.looptime
+async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    docs = load_example("proxmox.yaml")
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    seed_control_plane(mgmt, docs, url(tenant))
+    mgmt.put("v1/secrets", {"metadata": {"name": "acme-api-server-certificate", "namespace": "tenant-acme"},
+                            "data": {"tls.crt": "Q0VSVA=="}})  # Kamaji's, never read by the operator
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: condition(mgmt.get(TC, "tenant-acme", "acme"), "Ready").get("status") == "True")
+        cache = ctx.api.cache
+        assert cache is not None
+        assert cache.holds("v1", "secrets", "tenant-acme", "acme-talos-secrets") is not None, "ours"
+        assert cache.holds("v1", "secrets", "tenant-acme", "acme-ca") is not None, "read by the pass"
+        assert cache.holds("v1", "secrets", "tenant-acme", "acme-api-server-certificate") is None
+
+
+async def test_a_list_in_pages_holds_every_page(mgmt: KubeEmulator) -> None:
+    for i in range(5):
+        mgmt.put("v1/secrets", secret(f"s{i}", "MQ==", {"app": "x"}))
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache(page_size=2)) as api:
+        assert len(await api.list(SECRETS, "ns", {"app": "x"})) == 5
+        assert mgmt.tally["LIST", "secrets"] == 3

@@ -1,0 +1,364 @@
+"""Create, idle resync, spec change, refusal and the endpoint — the real kopf engine on emulated APIs."""
+
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+import pytest
+from kube_emulator import IMMUTABLE_TCT, Fault, KubeEmulator
+from operator_support import (
+    condition,
+    eventually,
+    management,
+    running_operator,
+    seed_control_plane,
+    seed_documents,
+    watched,
+)
+
+from tenant_support import doc, load_example
+from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+from tenantctl.operator.phases.apply import comparable
+from tenantctl.operator.runtime.handlers import OperatorContext
+
+pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
+
+TC = "tenantctl.io/v1alpha1/tenantclusters"
+NP = "tenantctl.io/v1alpha1/nodepools"
+NODE_POOLS = Resource("tenantctl.io/v1alpha1", "NodePool", "nodepools", True)
+SERVICES = Resource("v1", "Service", "services", True)
+PROXMOX = ("tenant-acme", "acme")
+KCP = "controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes"
+KUBEVIRT = ("tenant-demo", "demo")
+
+
+def url(emulator: KubeEmulator) -> str:
+    return str(emulator.url).rstrip("/")
+
+
+def ready(mgmt: KubeEmulator, key: tuple[str, str] = PROXMOX) -> bool:
+    return condition(mgmt.get(TC, *key), "Ready").get("status") == "True"
+
+
+def applied(emulator: KubeEmulator, since: int = 0) -> list[tuple[str, str, str]]:
+    return [(e.verb, e.plural, e.name) for e in emulator.writes()[since:] if e.plural != "events"]
+
+
+def events(emulator: KubeEmulator) -> list[dict[str, Any]]:
+    return emulator.live("events")
+
+
+async def one_more_pass(ctx: OperatorContext, key: tuple[str, str] = PROXMOX) -> None:
+    """Wake the cluster's daemon and wait until it has finished one more pass."""
+    before = ctx.passes[key]
+    ctx.wakeup(key).set()
+    await eventually(lambda: ctx.passes[key] > before)
+
+
+async def quiet(ctx: OperatorContext, mgmt: KubeEmulator, key: tuple[str, str] = PROXMOX) -> int:
+    """Passes until one writes nothing (kopf's own first writes — finalizers, diff-base — included)."""
+    for _ in range(10):
+        before = len(mgmt.writes())
+        await one_more_pass(ctx, key)
+        if len(mgmt.writes()) == before:
+            return before
+    raise AssertionError("the operator never stopped writing")
+
+
+def seeded(mgmt: KubeEmulator, tenant: KubeEmulator | None, example: str = "proxmox.yaml") -> list[dict[str, Any]]:
+    docs = load_example(example)
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    seed_control_plane(mgmt, docs, url(tenant) if tenant is not None else None)
+    return docs
+
+
+async def test_create_applies_every_rendered_object_and_reports_ready(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt))
+    kinds = {plural for verb, plural, _ in applied(mgmt) if verb == "apply-create"}
+    assert kinds >= {
+        "issuers", "certificates", "clusters", "kamajicontrolplanes", "proxmoxclusters",
+        "talosconfigtemplates", "proxmoxmachinetemplates", "machinedeployments", "machinehealthchecks",
+    }
+    tc = mgmt.get(TC, *PROXMOX)
+    assert tc is not None
+    status = tc["status"]
+    assert len(kinds) == len(status["inventory"])
+    assert status["phase"] == "Ready"
+    assert status["observedGeneration"] == 1
+    assert status["endpoint"] == "192.0.2.10"
+    assert {c["type"] for c in status["conditions"]} == {
+        "Ready", "Applied", "CredentialsReady", "EndpointReady", "TenantBootstrapped", "TalosAPI"}
+    assert "tenantctl.io/teardown" in tc["metadata"]["finalizers"]
+    pool = mgmt.get(NP, "tenant-acme", "md0")
+    assert condition(pool, "Ready")["status"] == "True"
+    kcp = mgmt.get("controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX)
+    assert kcp is not None and "192.0.2.10" in kcp["spec"]["network"]["certSANs"]
+    inside = {(plural, name) for verb, plural, name in applied(tenant) if verb == "apply-create"}
+    assert ("clusterrolebindings", "tenantctl:talos-node-bootstrapper") in inside
+    assert any(p == "secrets" and n.startswith("bootstrap-token-") for p, n in inside)
+
+
+async def test_talos_secrets_are_generated_once_in_their_formats_and_never_overwritten(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        first = mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets")
+        await one_more_pass(ctx)
+    assert first is not None and mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets") == first
+    values = {k: base64.b64decode(v).decode() for k, v in first["data"].items()}
+    assert re.fullmatch(r"[a-z0-9]{6}\.[a-z0-9]{16}", values["token"])
+    assert re.fullmatch(r"[a-z0-9]{6}", values["bootstrapTokenID"])
+    assert re.fullmatch(r"[a-z0-9]{16}", values["bootstrapTokenSecret"])
+    assert len(base64.b64decode(values["clusterID"])) == 32
+    assert len(base64.b64decode(values["clusterSecret"])) == 32
+    assert [(v, n) for v, p, n in applied(mgmt) if p == "secrets"] == [("create", "acme-talos-secrets")]
+
+
+async def test_a_second_pass_writes_nothing(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        mgmt_writes, tenant_writes = len(mgmt.write_requests), len(tenant.write_requests)
+        await one_more_pass(ctx)
+        await one_more_pass(ctx)
+        assert mgmt.write_requests[mgmt_writes:] == [], "not even a no-op apply"
+        assert tenant.write_requests[tenant_writes:] == []
+
+
+async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        since = len(mgmt.write_requests)
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            await api.merge_patch(NODE_POOLS, "md0", "tenant-acme", {"spec": {"replicas": 5}})
+        pool = lambda: mgmt.get(NP, "tenant-acme", "md0") or {}  # noqa: E731
+        await eventually(lambda: pool().get("status", {}).get("observedGeneration") == 2)
+    ours = ("events", "nodepools", "tenantclusters")
+    sent = [(m, p, n) for m, p, _, n in mgmt.write_requests[since:] if p not in ours]
+    assert sent == [("PATCH", "machinedeployments", "acme-md0")], "one apply, of the changed object only"
+    md = mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0")
+    assert md is not None and md["spec"]["replicas"] == 5
+
+
+async def test_a_refused_spec_is_a_condition_and_an_event_never_a_crash_loop(mgmt: KubeEmulator) -> None:
+    docs = load_example("proxmox.yaml")
+    doc(docs, "TenantCluster")["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Ready").get("reason") == "InvalidSpec")
+        since = await quiet(ctx, mgmt)
+        await one_more_pass(ctx)
+        await one_more_pass(ctx)
+        assert mgmt.writes()[since:] == []
+    tc = mgmt.get(TC, *PROXMOX)
+    assert tc is not None and tc["status"]["phase"] == "Invalid"
+    ready_cond = condition(tc, "Ready")
+    assert ready_cond["status"] == "False" and "spec.proxmox.dnsServer" in ready_cond["message"]
+    warnings = [e for e in events(mgmt) if e.get("reason") == "InvalidSpec"]
+    assert len(warnings) == 1 and warnings[0]["type"] == "Warning"
+    assert "spec.proxmox.dnsServer" in warnings[0]["message"]
+    assert not [w for w in applied(mgmt) if w[0].startswith("apply")]
+
+
+async def test_proxmox_endpoint_comes_from_the_load_balancer_ingress(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    svc = mgmt.get("v1/services", *PROXMOX)
+    assert svc is not None
+    svc["status"] = {"loadBalancer": {"ingress": [{"hostname": "acme.lb.example"}]}}
+    mgmt.put("v1/services", svc)
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt))
+    tc = mgmt.get(TC, *PROXMOX)
+    assert tc is not None and tc["status"]["endpoint"] == "acme.lb.example"
+    tct = mgmt.get("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "tenant-acme", "acme-md0")
+    assert tct is not None and "https://acme.lb.example:6443" in str(tct["spec"])
+    assert "10.96.7.7" not in str(tct["spec"])  # never the ClusterIP a Proxmox VM cannot route to
+
+
+async def test_kubevirt_endpoint_is_the_cluster_ip(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant, "kubevirt.yaml")
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+    tc = mgmt.get(TC, *KUBEVIRT)
+    assert tc is not None and tc["status"]["endpoint"] == "192.0.2.10"
+    tct = mgmt.get("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "tenant-demo", "demo-md0")
+    assert tct is not None and "192.0.2.10" in str(tct["spec"]) and "10.96.0.10" in str(tct["spec"])
+
+
+async def test_without_an_address_no_template_is_written_and_the_cluster_waits(mgmt: KubeEmulator) -> None:
+    seeded(mgmt, None)
+    svc = mgmt.get("v1/services", *PROXMOX)
+    assert svc is not None
+    svc["status"] = {"loadBalancer": {}}
+    mgmt.put("v1/services", svc)
+    async with running_operator(mgmt):
+        endpoint = lambda: condition(mgmt.get(TC, *PROXMOX), "EndpointReady")  # noqa: E731
+        await eventually(lambda: endpoint().get("reason") == "WaitingForEndpoint")
+    assert not [w for w in applied(mgmt) if w[1] == "talosconfigtemplates"]
+    assert (mgmt.get(TC, *PROXMOX) or {})["status"]["phase"] == "Provisioning"
+
+
+async def test_losing_the_endpoint_keeps_the_cluster_identity_and_the_templates(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """While the address is gone the render lacks what needs it; prune must not take the identity with it."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        identity = mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets")
+        templates = sorted(o["metadata"]["name"] for o in mgmt.live("talosconfigtemplates"))
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            lost = {"status": {"loadBalancer": {"ingress": None}}}
+            await api.merge_patch(SERVICES, "acme", "tenant-acme", lost, status=True)
+        await one_more_pass(ctx)
+        await one_more_pass(ctx)
+        assert condition(mgmt.get(TC, *PROXMOX), "EndpointReady").get("reason") == "WaitingForEndpoint"
+    assert identity is not None and templates
+    assert mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets") == identity
+    assert sorted(o["metadata"]["name"] for o in mgmt.live("talosconfigtemplates")) == templates
+
+
+async def test_a_converged_tenant_costs_its_apiserver_one_probe_per_pass(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """The operator keeps each tenant's client open and remembers a verified bootstrap between passes."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        before = tenant.reads
+        await one_more_pass(ctx)
+        assert tenant.reads - before == 1
+
+
+async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        since = len(mgmt.writes())
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
+            await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
+        await one_more_pass(ctx)
+        await eventually(lambda: (mgmt.get(TC, *PROXMOX) or {})["status"].get("endpoint") == "192.0.2.99")
+        await eventually(lambda: len([e for e in events(mgmt) if e.get("reason") == "TemplateReplaced"]) == 2)
+    tct_writes = [(v, n) for v, p, n in applied(mgmt, since) if p == "talosconfigtemplates"]
+    assert tct_writes == [("delete", "acme-md0"), ("apply-create", "acme-md0")]
+    tct = mgmt.get("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "tenant-acme", "acme-md0")
+    assert tct is not None and "192.0.2.99" in str(tct["spec"])
+    kcp = mgmt.get("controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX)
+    assert kcp is not None and "192.0.2.99" in kcp["spec"]["network"]["certSANs"]
+    replaced = [e["message"] for e in events(mgmt) if e.get("reason") == "TemplateReplaced"]
+    assert len(replaced) == 2
+    assert IMMUTABLE_TCT in replaced[0] and "deleting" in replaced[0] and "created again" in replaced[1]
+
+
+async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant, "kubevirt.yaml")
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+        since = len(mgmt.writes())
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            await api.delete(NODE_POOLS, "big", "tenant-demo")
+        await eventually(lambda: mgmt.get(NP, "tenant-demo", "big") is None)
+    deleted = sorted((p, n) for v, p, n in applied(mgmt, since) if v == "delete" and p != "nodepools")
+    assert deleted == [
+        ("kubevirtmachinetemplates", deleted[0][1]),
+        ("machinedeployments", "demo-big"),
+        ("machinehealthchecks", "demo-big"),
+        ("talosconfigtemplates", "demo-big"),
+    ]
+    assert deleted[0][1].startswith("demo-big-")
+    assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-demo", "demo-md0") is not None
+
+
+@pytest.mark.parametrize("status", [409, 500])
+async def test_injected_conflicts_and_server_errors_converge(
+    mgmt: KubeEmulator, tenant: KubeEmulator, status: int
+) -> None:
+    seeded(mgmt, tenant)
+    mgmt.fail(Fault("PATCH", "kamajicontrolplanes", status=status, times=12))
+    mgmt.fail(Fault("GET", "services", status=status, times=2))
+    tenant.fail(Fault("PATCH", "clusterrolebindings", status=status, times=6))
+    async with running_operator(mgmt):
+        # Three failed passes for the control plane, one for the tenant: requeues of 2, 4, 8, 16 s of fake time.
+        await eventually(lambda: ready(mgmt), timeout=45)
+    assert all(f.times == 0 for f in mgmt.faults + tenant.faults)
+    assert mgmt.get("controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX) is not None
+
+
+async def test_a_silent_api_times_out_and_converges(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    mgmt.fail(Fault("PATCH", "machinedeployments", hang=6.0, times=1))
+    tenant.fail(Fault("GET", None, hang=2.0, times=1))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt), timeout=12)
+    assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0") is not None
+
+
+async def test_a_pool_of_a_missing_cluster_says_so_in_its_status(mgmt: KubeEmulator) -> None:
+    docs = load_example("proxmox.yaml")
+    management(mgmt)
+    seed_documents(mgmt, [doc(docs, "NodePool")])
+    pool_ready = lambda: condition(mgmt.get(NP, "tenant-acme", "md0"), "Ready")  # noqa: E731
+    async with running_operator(mgmt):
+        await eventually(lambda: pool_ready().get("reason") == "ClusterNotFound")
+    assert "TenantCluster tenant-acme/acme does not exist" in pool_ready()["message"]
+    assert not [w for w in applied(mgmt) if w[0].startswith("apply")]
+
+
+async def test_a_replacement_the_operator_may_not_delete_says_how_to_grant_it(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt))
+        mgmt.fail(Fault("DELETE", "talosconfigtemplates", status=403, times=100, message="forbidden"))
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
+            await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
+        applied_cond = lambda: condition(mgmt.get(TC, *PROXMOX), "Applied")  # noqa: E731
+        await eventually(lambda: applied_cond().get("status") == "False", timeout=120)
+    assert applied_cond()["reason"] == "APIError"
+    assert "TalosConfigTemplate/acme-md0 must be replaced" in applied_cond()["message"]
+    assert "tenantctl install -f" in applied_cond()["message"]
+
+
+async def test_a_failed_pass_keeps_the_inventory_and_the_endpoint(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        before = (mgmt.get(TC, *PROXMOX) or {})["status"]
+        # Reads come from watches: make the pass write (a drifted KamajiControlPlane) and the write fail.
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            kcps = await api.require("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+            await api.merge_patch(kcps, "acme", "tenant-acme", {"spec": {"replicas": 7}})
+        mgmt.fail(Fault("PATCH", "kamajicontrolplanes", status=500, times=1000))
+        await watched(ctx, KCP, *PROXMOX, lambda held: held["spec"]["replicas"] == 7)
+        await one_more_pass(ctx)
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Applied").get("reason") == "APIError")
+        mgmt.faults.clear()
+    after = (mgmt.get(TC, *PROXMOX) or {})["status"]
+    assert after["inventory"] == before["inventory"] and after["endpoint"] == before["endpoint"]
+
+
+def test_a_secret_is_compared_by_its_data_and_string_data_together() -> None:
+    """A real server folds `stringData` into `data`; a desired Secret with both must keep both to compare."""
+    desired = {"kind": "Secret", "data": {"kept": base64.b64encode(b"as data").decode()},
+               "stringData": {"folded": "as string data"}}
+    assert comparable(desired) == {
+        "kind": "Secret",
+        "data": {"kept": base64.b64encode(b"as data").decode(),
+                 "folded": base64.b64encode(b"as string data").decode()},
+    }

@@ -1,0 +1,286 @@
+"""Deleting a TenantCluster: disks freed through the tenant first, then Flux, Cluster API, the substrate."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+from kube_emulator import PVC_PROTECTION, KubeEmulator
+from operator_support import (
+    condition,
+    eventually,
+    kubeconfig_for,
+    management,
+    running_operator,
+    seed_control_plane,
+    seed_documents,
+    silent_server,
+)
+
+from tenant_support import load_example
+from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+from tenantctl.operator.phases.teardown import claims_of
+
+pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
+
+TC = "tenantctl.io/v1alpha1/tenantclusters"
+TENANT_CLUSTERS = Resource("tenantctl.io/v1alpha1", "TenantCluster", "tenantclusters", True)
+HELM_RELEASES = Resource("helm.toolkit.fluxcd.io/v2", "HelmRelease", "helmreleases", True)
+KCPS = Resource("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane", "kamajicontrolplanes", True)
+PROXMOX = ("tenant-acme", "acme")
+KUBEVIRT = ("tenant-demo", "demo")
+
+
+def url(emulator: KubeEmulator) -> str:
+    return str(emulator.url).rstrip("/")
+
+
+def last_seen(emulator: KubeEmulator, plural: str, ns: str, name: str) -> dict[str, Any]:
+    """The last state of an object, also after it is gone (its teardown summary lives there)."""
+    return dict(emulator.objects[plural, ns, name].last.raw)
+
+
+def gone(emulator: KubeEmulator, plural: str, ns: str, name: str) -> bool:
+    return emulator.get(plural, ns, name) is None
+
+
+def teardown_status(mgmt: KubeEmulator, key: tuple[str, str]) -> dict[str, Any]:
+    return dict(last_seen(mgmt, TC, *key)["status"]["teardown"])
+
+
+def step(mgmt: KubeEmulator, key: tuple[str, str], name: str) -> dict[str, Any]:
+    return next(s for s in teardown_status(mgmt, key)["steps"] if s["step"] == name)
+
+
+def volumes(tenant: KubeEmulator) -> None:
+    """Three disks: two claims mounted by one pod, one claim by a pod elsewhere, an idle pod."""
+    for pv, disk in (("pv-a", "local-zfs:vm-1-disk-a"), ("pv-b", "local-zfs:vm-1-disk-b"), ("pv-c", "local-zfs:c")):
+        tenant.put("v1/persistentvolumes", {"metadata": {"name": pv}, "spec": {"csi": {"volumeHandle": disk}}})
+    for ns, claim, pv in (("app", "data-a", "pv-a"), ("app", "data-b", "pv-b"), ("db", "data-c", "pv-c")):
+        tenant.put(
+            "v1/persistentvolumeclaims",
+            {"metadata": {"name": claim, "namespace": ns, "finalizers": [PVC_PROTECTION]}, "spec": {"volumeName": pv}},
+        )
+    both = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in ("data-a", "data-b")]
+    tenant.put("v1/pods", {"metadata": {"name": "both", "namespace": "app"}, "spec": {"volumes": both}})
+    tenant.put("v1/pods", {"metadata": {"name": "idle", "namespace": "app"}, "spec": {"volumes": [{"name": "tmp"}]}})
+    one = [{"name": "d", "persistentVolumeClaim": {"claimName": "data-c"}}]
+    tenant.put("v1/pods", {"metadata": {"name": "pg", "namespace": "db"}, "spec": {"volumes": one}})
+
+
+def seeded(mgmt: KubeEmulator, tenant_url: str | None, example: str = "proxmox.yaml", *, cdi: bool = False) -> None:
+    docs = load_example(example)
+    management(mgmt, cdi=cdi)
+    seed_documents(mgmt, docs)
+    seed_control_plane(mgmt, docs, tenant_url)
+
+
+async def delete_cluster(mgmt: KubeEmulator, key: tuple[str, str]) -> None:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        await api.delete(TENANT_CLUSTERS, key[1], key[0])
+
+
+def ready(mgmt: KubeEmulator, key: tuple[str, str]) -> bool:
+    return condition(mgmt.get(TC, *key), "Ready").get("status") == "True"
+
+
+def test_claims_of_a_pod_mounting_two_claims_are_both_found() -> None:
+    pod = {"spec": {"volumes": [
+        {"name": "a", "persistentVolumeClaim": {"claimName": "data-a"}},
+        {"name": "cfg", "configMap": {"name": "x"}},
+        {"name": "b", "persistentVolumeClaim": {"claimName": "data-b"}},
+    ]}}
+    assert claims_of(pod) == {"data-a", "data-b"}
+
+
+async def test_proxmox_teardown_frees_the_disks_before_anything_else_goes(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, url(tenant))
+    volumes(tenant)
+    tenant.pv_release_delay = 1.0
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        since = len(mgmt.journal)
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+
+    inside = [e for e in tenant.journal if e.verb in ("delete", "gone")]
+    claim_deletes = [e.seq for e in inside if e.verb == "delete" and e.plural == "persistentvolumeclaims"]
+    pod_deletes = [e for e in inside if e.verb == "delete" and e.plural == "pods"]
+    assert len(claim_deletes) == 3
+    assert max(claim_deletes) < min(e.seq for e in pod_deletes), "claims are deleted before the pods holding them"
+    assert sorted((e.namespace, e.name) for e in pod_deletes) == [("app", "both"), ("db", "pg")]
+    assert sorted(tenant.freed_disks) == ["local-zfs:c", "local-zfs:vm-1-disk-a", "local-zfs:vm-1-disk-b"]
+    volumes_gone = max(e.seq for e in inside if e.verb == "gone" and e.plural == "persistentvolumes")
+    outside = [e for e in mgmt.journal[since:] if e.verb == "delete" and e.plural != "tenantclusters"]
+    assert outside and volumes_gone < min(e.seq for e in outside), "the PVs are awaited before the CSI driver goes"
+
+    order = [e.plural for e in outside]
+    first = {plural: order.index(plural) for plural in dict.fromkeys(order)}
+    assert first["helmreleases"] < first["machinedeployments"] < first["kamajicontrolplanes"] < first["clusters"]
+    for plural in ("helmreleases", "machinedeployments", "kamajicontrolplanes", "clusters", "talosconfigtemplates",
+                   "deployments", "secrets"):
+        assert not [o for o in mgmt.live(plural) if o["metadata"].get("namespace") == "tenant-acme"
+                    and o["metadata"].get("labels", {}).get("tenantctl.io/cluster") == "acme"], plural
+
+    summary = teardown_status(mgmt, PROXMOX)
+    assert summary["leftovers"] == []
+    assert [s["step"] for s in summary["steps"]] == [
+        "TenantVolumes", "HelmReleases", "ClusterAPI", "Substrate", "Finalizer",
+    ]
+    assert "deleted 3 claims and 2 pods; 3 volumes released" in step(mgmt, PROXMOX, "TenantVolumes")["message"]
+
+
+async def test_a_tenant_without_claims_is_the_clean_case(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, url(tenant))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+    assert step(mgmt, PROXMOX, "TenantVolumes")["outcome"] == "Done"
+    assert teardown_status(mgmt, PROXMOX)["leftovers"] == []
+
+
+async def test_an_unreachable_tenant_is_a_reported_leftover_and_the_finalizer_still_goes(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    async with silent_server() as silent:
+        seeded(mgmt, url(tenant))
+        async with running_operator(mgmt):
+            await eventually(lambda: ready(mgmt, PROXMOX))
+            secret = mgmt.get("v1/secrets", "tenant-acme", "acme-admin-kubeconfig")
+            assert secret is not None
+            secret["data"]["super-admin.svc"] = base64.b64encode(kubeconfig_for(silent).encode()).decode()
+            mgmt.put("v1/secrets", secret)
+            await delete_cluster(mgmt, PROXMOX)
+            await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=30)
+            leftover = lambda: [e for e in mgmt.live("events") if e.get("reason") == "Leftover"]  # noqa: E731
+            await eventually(leftover)
+    tenant_step = step(mgmt, PROXMOX, "TenantVolumes")
+    assert tenant_step["outcome"] == "Leftover"
+    assert "did not answer within 3s" in tenant_step["message"]
+    assert "disks may remain on the hypervisor: unknown" in tenant_step["message"]
+    assert teardown_status(mgmt, PROXMOX)["leftovers"] == [f"TenantVolumes: {tenant_step['message']}"]
+    warning = leftover()[0]
+    assert warning["type"] == "Warning" and "disks may remain on the hypervisor" in warning["message"]
+    assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "later steps still ran"
+
+
+async def test_a_provisioned_tenant_whose_kubeconfig_is_gone_reports_its_disks_as_leftovers(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """An apiserver that existed may have made disks; without its kubeconfig nobody can free them."""
+    seeded(mgmt, url(tenant))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            await api.delete(Resource("v1", "Secret", "secrets", True), "acme-admin-kubeconfig", "tenant-acme")
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=30)
+    tenant_step = step(mgmt, PROXMOX, "TenantVolumes")
+    assert tenant_step["outcome"] == "Leftover"
+    assert tenant_step["message"].startswith("the admin kubeconfig Secret is gone")
+    assert "disks may remain on the hypervisor" in tenant_step["message"]
+
+
+async def test_volumes_the_csi_driver_never_releases_are_listed_as_leftovers(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, url(tenant))
+    volumes(tenant)
+    tenant.csi_running = False
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=40)
+    message = step(mgmt, PROXMOX, "TenantVolumes")["message"]
+    assert "volumes not released within 20s" in message
+    assert "disks may remain on the hypervisor: local-zfs:c, local-zfs:vm-1-disk-a, local-zfs:vm-1-disk-b" in message
+
+
+async def test_stuck_releases_lose_their_finalizers_and_a_stuck_control_plane_is_a_leftover(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, url(tenant))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            releases = await api.list(HELM_RELEASES, "tenant-acme")
+            assert releases, "the renderer emits tenant HelmReleases"
+            stuck = releases[0]["metadata"]["name"]
+            await api.merge_patch(HELM_RELEASES, stuck, "tenant-acme", {"metadata": {"finalizers": ["flux"]}})
+            await api.merge_patch(KCPS, "acme", "tenant-acme", {"metadata": {"finalizers": ["kamaji"]}})
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=30)
+    assert gone(mgmt, "helm.toolkit.fluxcd.io/v2/helmreleases", "tenant-acme", stuck)
+    suspended = last_seen(mgmt, "helm.toolkit.fluxcd.io/v2/helmreleases", "tenant-acme", stuck)
+    assert suspended["spec"]["suspend"] is True
+    assert f"finalizers dropped after 2s: {stuck}" in step(mgmt, PROXMOX, "HelmReleases")["message"]
+    cluster_api = step(mgmt, PROXMOX, "ClusterAPI")
+    assert cluster_api["outcome"] == "Leftover" and "still deleting after 2s" in cluster_api["message"]
+    assert not gone(mgmt, "controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX)
+    assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "the Cluster is deleted after the bound"
+
+
+@pytest.mark.parametrize("cdi", [False, True], ids=["without-cdi", "with-cdi"])
+async def test_kubevirt_datavolumes_only_where_cdi_serves_them(
+    mgmt: KubeEmulator, tenant: KubeEmulator, cdi: bool
+) -> None:
+    seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=cdi)
+    labels = {"cluster.x-k8s.io/cluster-name": "demo"}
+    if cdi:
+        mgmt.put("cdi.kubevirt.io/v1beta1/datavolumes",
+                 {"metadata": {"name": "demo-md0-disk", "namespace": "tenant-demo", "labels": labels}})
+    mgmt.put("v1/services", {"metadata": {"name": "lb-1", "namespace": "tenant-demo", "labels": labels},
+                             "spec": {"type": "LoadBalancer"}})
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+        await delete_cluster(mgmt, KUBEVIRT)
+        await eventually(lambda: gone(mgmt, TC, *KUBEVIRT))
+    substrate = step(mgmt, KUBEVIRT, "Substrate")
+    assert substrate["outcome"] == "Done"
+    if cdi:
+        assert "1 DataVolumes deleted" in substrate["message"]
+        assert gone(mgmt, "cdi.kubevirt.io/v1beta1/datavolumes", "tenant-demo", "demo-md0-disk")
+    else:
+        assert "no DataVolume CRD" in substrate["message"]
+    assert "1 LoadBalancer Services deleted" in substrate["message"]
+    assert gone(mgmt, "v1/services", "tenant-demo", "lb-1")
+    assert step(mgmt, KUBEVIRT, "TenantVolumes")["outcome"] == "Skipped"
+    assert teardown_status(mgmt, KUBEVIRT)["leftovers"] == []
+
+
+async def test_a_refused_cluster_never_provisioned_is_deleted_without_leftovers(mgmt: KubeEmulator) -> None:
+    docs = load_example("proxmox.yaml")
+    docs[0]["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    async with running_operator(mgmt):
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Ready").get("reason") == "InvalidSpec")
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+    assert step(mgmt, PROXMOX, "TenantVolumes")["outcome"] == "Skipped"
+    assert teardown_status(mgmt, PROXMOX)["leftovers"] == []
+
+
+async def test_tenants_sharing_a_cluster_name_keep_their_own_cluster_scoped_objects(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, url(tenant), "kubevirt.yaml")
+    twin = load_example("kubevirt.yaml")
+    for d in twin:
+        d["metadata"]["namespace"] = "tenant-twin"
+    seed_documents(mgmt, twin)
+    seed_control_plane(mgmt, twin, url(tenant))
+    twin_key = ("tenant-twin", "demo")
+    cluster_roles = "rbac.authorization.k8s.io/v1/clusterroles"
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT) and ready(mgmt, twin_key))
+        assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi") is not None
+        assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi") is not None
+        await delete_cluster(mgmt, twin_key)
+        await eventually(lambda: gone(mgmt, TC, *twin_key))
+    assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi") is None
+    assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi") is not None, "the other tenant's role stays"

@@ -1,0 +1,49 @@
+"""Teardown stops the cluster-autoscaler before the MachineDeployments go: it would scale them back."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from kube_emulator import KubeEmulator
+from operator_support import eventually, running_operator
+
+sys.path.insert(0, str(Path(__file__).parent))  # the teardown suite's fixtures, beside this file
+
+from test_teardown import KUBEVIRT, TC, delete_cluster, gone, ready, seeded, step, url
+
+pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
+
+AUTOSCALER = "demo-cluster-autoscaler"
+
+
+async def test_the_autoscaler_is_scaled_to_zero_and_deleted_before_any_machine_deployment(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+        assert mgmt.get("apps/v1/deployments", "tenant-demo", AUTOSCALER) is not None
+        since = len(mgmt.journal)
+        await delete_cluster(mgmt, KUBEVIRT)
+        await eventually(lambda: gone(mgmt, TC, *KUBEVIRT))
+
+    writes = [e for e in mgmt.journal[since:] if e.plural != "tenantclusters"]
+    stop = next(e.seq for e in writes if e.verb == "patch" and e.name == AUTOSCALER)
+    removed = next(e.seq for e in writes if e.verb == "delete" and e.name == AUTOSCALER)
+    md_deletes = [e.seq for e in writes if e.verb == "delete" and e.plural == "machinedeployments"]
+    assert md_deletes, "the MachineDeployments are deleted"
+    assert stop < removed < min(md_deletes), "scaled to zero, deleted, and only then the MachineDeployments"
+    assert gone(mgmt, "apps/v1/deployments", "tenant-demo", AUTOSCALER)
+    assert f"Deployment/{AUTOSCALER}" in step(mgmt, KUBEVIRT, "ClusterAPI")["message"]
+
+
+async def test_a_tenant_without_an_autoscaler_tears_down_as_before(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, url(tenant))
+    key = ("tenant-acme", "acme")
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, key))
+        await delete_cluster(mgmt, key)
+        await eventually(lambda: gone(mgmt, TC, *key))
+    assert "autoscaler" not in step(mgmt, key, "ClusterAPI")["message"]

@@ -1,0 +1,190 @@
+"""Changing the shard count: the owner under the running layout takes over each tenant's finalizer,
+and a tenant holding only the finalizer of a layout no longer running is still torn down and goes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kube_emulator import KubeEmulator
+from operator_support import FAST, eventually, management, operator_thread, seed_documents
+
+from tenant_support import load_example
+from tenantctl.operator.config.sharding import Shard, shard_of
+from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, taken_over
+from tenantctl.operator.runtime.handlers import OperatorContext
+
+# Real time (each shard runs on a loop of its own, which looptime does not drive): a short resync keeps
+# the waits on passes short.
+pytestmark = [pytest.mark.timeout(60)]
+
+TC = "tenantctl.io/v1alpha1/tenantclusters"
+NP = "tenantctl.io/v1alpha1/nodepools"
+CLUSTERS = Resource("tenantctl.io/v1alpha1", "TenantCluster", "tenantclusters", True)
+POOLS = Resource("tenantctl.io/v1alpha1", "NodePool", "nodepools", True)
+NAMESPACES = [f"tenant-{i}" for i in range(5)]
+RESYNC = 1.0
+OTHERS = "example.com/keep-me"
+
+
+def seed(mgmt: KubeEmulator, finalizers: list[str] | None = None) -> None:
+    """The kubevirt example (a cluster `demo`, pools `md0` and `big`) in every namespace."""
+    management(mgmt)
+    for namespace in NAMESPACES:
+        docs = copy.deepcopy(load_example("kubevirt.yaml"))
+        for d in docs:
+            d["metadata"]["namespace"] = namespace
+            if finalizers is not None:
+                d["metadata"]["finalizers"] = list(finalizers)
+        seed_documents(mgmt, docs)
+
+
+def objects(mgmt: KubeEmulator) -> list[tuple[str, tuple[str, str], str]]:
+    """(plural, key, owning cluster) of every TenantCluster and NodePool whose cluster is there to stay.
+
+    Finalizers are taken over by the cluster's passes; a pool without one, only at its own deletion.
+    """
+    found: list[tuple[str, tuple[str, str], str]] = []
+    for plural, path in (("tenantclusters", TC), ("nodepools", NP)):
+        for body in mgmt.live(plural):
+            meta = body["metadata"]
+            cluster = meta["name"] if plural == "tenantclusters" else body["spec"]["cluster"]
+            owner_body = mgmt.get(TC, meta["namespace"], cluster)
+            if owner_body is not None and not owner_body["metadata"].get("deletionTimestamp"):
+                found.append((path, (meta["namespace"], meta["name"]), cluster))
+    return found
+
+
+def teardown_finalizers(mgmt: KubeEmulator, path: str, key: tuple[str, str]) -> list[str]:
+    body = mgmt.get(path, *key) or {"metadata": {}}
+    return [f for f in body["metadata"].get("finalizers") or [] if is_teardown_finalizer(f)]
+
+
+def owner(namespace: str, cluster: str, count: int) -> str:
+    return finalizer_of(Shard(shard_of(namespace, cluster, count), count))
+
+
+def settled(mgmt: KubeEmulator, count: int) -> list[Any]:
+    """What still holds anything but its owner's finalizer under `count` shards (empty: settled)."""
+    return [
+        (key, teardown_finalizers(mgmt, path, key))
+        for path, key, cluster in objects(mgmt)
+        if teardown_finalizers(mgmt, path, key) != [owner(key[0], cluster, count)]
+    ]
+
+
+@contextlib.asynccontextmanager
+async def layout(mgmt: KubeEmulator, count: int) -> AsyncIterator[list[OperatorContext]]:
+    """Every shard of `count`, running until the block ends."""
+    async with contextlib.AsyncExitStack() as stack:
+        yield [
+            await stack.enter_async_context(
+                operator_thread(mgmt, dataclasses.replace(FAST, shard=Shard(i, count), resync_interval=RESYNC))
+            )
+            for i in range(count)
+        ]
+
+
+async def delete(mgmt: KubeEmulator, res: Resource, namespace: str, name: str) -> None:
+    async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
+        await api.delete(res, name, namespace)
+
+
+def torn_down(mgmt: KubeEmulator, namespace: str) -> bool:
+    """Torn down to the last step and released by us: gone, or held only by another controller's finalizer."""
+    if teardown_finalizers(mgmt, TC, (namespace, "demo")):
+        return False
+    last = mgmt.objects[TC, namespace, "demo"].last.raw
+    steps = ((last.get("status") or {}).get("teardown") or {}).get("steps") or []
+    return any(s["step"] == "Finalizer" for s in steps)
+
+
+def test_each_layout_names_its_shards_finalizers_and_the_single_shard_keeps_the_old_name() -> None:
+    assert finalizer_of(Shard(0, 1)) == "tenantctl.io/teardown"
+    assert finalizer_of(Shard(2, 3)) == "tenantctl.io/teardown-shard-2-of-3"
+    assert finalizer_of(Shard(2, 3)) != finalizer_of(Shard(2, 4)), "two layouts must never share a name"
+
+
+@pytest.mark.parametrize(
+    "name", ["tenantctl.io/teardown", "tenantctl.io/teardown-shard-1", "tenantctl.io/teardown-shard-1-of-2"]
+)
+def test_every_teardown_finalizer_tenantctl_ever_used_is_recognised(name: str) -> None:
+    assert is_teardown_finalizer(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["example.com/teardown", "tenantctl.io/teardownx", "tenantctl.io/other", "tenantctl.io/teardown-shard-"]
+)
+def test_nobody_elses_finalizer_is_taken_for_ours(name: str) -> None:
+    assert not is_teardown_finalizer(name)
+
+
+def test_taking_over_replaces_only_tenantctl_teardown_finalizers_in_place() -> None:
+    own = finalizer_of(Shard(0, 2))
+    seen = ["a.io/x", "tenantctl.io/teardown", "b.io/y", "tenantctl.io/teardown-shard-2-of-3"]
+    assert taken_over(seen, own) == ["a.io/x", own, "b.io/y"]
+    assert taken_over([own, "tenantctl.io/teardown"], own) == [own]
+
+
+async def test_shrinking_three_shards_to_two_hands_every_tenant_to_its_new_owner_and_deletion_completes(
+    mgmt: KubeEmulator,
+) -> None:
+    """Adopted tenants and pools end with their new owner's finalizer (another controller's kept); those
+    deleted while no shard ran, holding only the old layout's finalizer, are torn down and go."""
+    seed(mgmt)
+    kept, orphans = NAMESPACES[-1], NAMESPACES[:2]
+    for namespace in (kept, orphans[1]):
+        body = mgmt.get(TC, namespace, "demo")
+        assert body is not None
+        mgmt.put(TC, {**body, "metadata": {**body["metadata"], "finalizers": [OTHERS]}})
+    async with layout(mgmt, 3):
+        await eventually(lambda: not settled(mgmt, 3), timeout=30)
+    for namespace in orphans:
+        await delete(mgmt, CLUSTERS, namespace, "demo")
+    await delete(mgmt, POOLS, NAMESPACES[2], "md0")
+    assert all(mgmt.get(TC, ns, "demo") is not None for ns in orphans), "the old layout's finalizers hold them"
+    async with layout(mgmt, 2):
+        await eventually(lambda: all(torn_down(mgmt, ns) for ns in orphans), timeout=30)
+        await eventually(lambda: mgmt.get(NP, NAMESPACES[2], "md0") is None, timeout=30)
+        await eventually(lambda: not settled(mgmt, 2), timeout=30)
+        assert (mgmt.get(TC, kept, "demo") or {})["metadata"]["finalizers"][0] == OTHERS, "not ours: kept in place"
+        assert (mgmt.get(TC, orphans[1], "demo") or {})["metadata"]["finalizers"] == [OTHERS], "released, not ours"
+        await delete(mgmt, POOLS, orphans[0], "big")  # its cluster is gone: only its deletion takes it over
+        await delete(mgmt, CLUSTERS, NAMESPACES[2], "demo")
+        await eventually(lambda: mgmt.get(NP, orphans[0], "big") is None, timeout=30)
+        await eventually(lambda: torn_down(mgmt, NAMESPACES[2]), timeout=30)
+
+
+async def test_two_layouts_running_at_once_exchange_finalizers_once_per_pass_and_settle_when_one_stops(
+    mgmt: KubeEmulator,
+) -> None:
+    """A rolling change from one shard (whose tenants still hold index-only names) to two: both layouts
+    own every moving tenant; neither loops on the other's writes, a deletion completes, and once the
+    old layout stops each tenant keeps its new owner's finalizer alone."""
+    seed(mgmt, ["tenantctl.io/teardown-shard-1", "tenantctl.io/teardown"])
+    async with contextlib.AsyncExitStack() as old_layout:
+        old = await old_layout.enter_async_context(layout(mgmt, 1))
+        await eventually(lambda: not settled(mgmt, 1), timeout=30)
+        async with layout(mgmt, 2) as new:
+            owners = [*old, *new]
+            keys = [(namespace, "demo") for namespace in NAMESPACES]
+            await eventually(lambda: all(sum(ctx.passes[k] for ctx in owners) >= 2 for k in keys), timeout=30)
+            since, before = len(mgmt.write_requests), {k: sum(ctx.passes[k] for ctx in owners) for k in keys}
+            await asyncio.sleep(5 * RESYNC)
+            writes = [w for w in mgmt.write_requests[since:] if w[1] == "tenantclusters"]
+            for key in keys:
+                passes = sum(ctx.passes[key] for ctx in owners) - before[key]
+                mine = [w for w in writes if (w[2], w[3]) == key]
+                # Per pass: its status, its take-over and the other kopf putting its own back; a pass of
+                # each layout may straddle either end of the window.
+                assert len(mine) <= 3 * (passes + 2), f"{key}: {len(mine)} writes for {passes} passes"
+            await delete(mgmt, CLUSTERS, NAMESPACES[0], "demo")
+            await eventually(lambda: torn_down(mgmt, NAMESPACES[0]), timeout=30)
+            await old_layout.aclose()
+            await eventually(lambda: not settled(mgmt, 2), timeout=30)
