@@ -1,4 +1,7 @@
-"""What a user asks for: `TenantCluster` and `NodePool` models, parsed and checked in one pass."""
+"""What a user asks for: `TenantCluster` and `NodePool` models, parsed and checked in one pass.
+
+The bottom room: imports only `problems`, never render, an API client or the CLI.
+"""
 
 from tenantctl.spec.addons import ADDON_NAMES, AddonSpec, AddonsSpec
 from tenantctl.spec.autoscaling import AutoscalingSpec
