@@ -88,6 +88,7 @@ def test_the_example_autoscaler_is_pinned(kubevirt_docs: Docs, assert_valid: Val
     md = find(objects, "MachineDeployment", "demo-md0")
     assert "replicas" not in md["spec"]
     assert md["metadata"]["annotations"] == {
+        "tenantctl.io/talos-version": "v1.13.6",
         "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": "1",
         "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": "4",
         "cluster.x-k8s.io/autoscaling-options-maxnodeprovisiontime": "30m",

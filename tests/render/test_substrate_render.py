@@ -195,7 +195,7 @@ def test_autoscaled_pool_has_annotations_and_no_replicas(kubevirt_docs: Docs) ->
     assert auto["metadata"]["annotations"]["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"] == "1"
     assert auto["metadata"]["annotations"]["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"] == "4"
     assert fixed["spec"]["replicas"] == 1
-    assert "annotations" not in fixed["metadata"]
+    assert fixed["metadata"]["annotations"] == {"tenantctl.io/talos-version": "v1.13.6"}, "no autoscaler keys"
 
 
 def test_default_replicas_is_two(proxmox_docs: Docs) -> None:

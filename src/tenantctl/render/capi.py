@@ -6,7 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from tenantctl.render.capacity import node_template_annotations
-from tenantctl.render.meta import CAPI_CLUSTER_LABEL, POOL_LABEL, Names, object_meta, object_ref
+from tenantctl.render.meta import (
+    CAPI_CLUSTER_LABEL,
+    POOL_LABEL,
+    TALOS_VERSION_ANNOTATION,
+    Names,
+    object_meta,
+    object_ref,
+)
 from tenantctl.render.node_placement import capi_synced_labels
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, TenantCluster
@@ -60,7 +67,7 @@ def render_machine_deployment(
     names = Names(cluster)
     spec = pool.spec
     md_spec: dict[str, Any] = {"clusterName": names.cluster}
-    annotations = _autoscaler_annotations(cluster, pool)
+    annotations = {TALOS_VERSION_ANNOTATION: cluster.spec.talos.version, **_autoscaler_annotations(cluster, pool)}
     if not spec.autoscaled:
         md_spec["replicas"] = spec.ceiling
     selector = _pool_selector(cluster, pool)

@@ -21,6 +21,7 @@ __all__ = [
     "MANAGED_BY",
     "NAMESPACE_LABEL",
     "POOL_LABEL",
+    "TALOS_VERSION_ANNOTATION",
     "Names",
     "cluster_labels",
     "content_hash",
@@ -31,6 +32,8 @@ __all__ = [
 
 CLUSTER_LABEL = "tenantctl.io/cluster"
 POOL_LABEL = "tenantctl.io/nodepool"
+TALOS_VERSION_ANNOTATION = "tenantctl.io/talos-version"
+"""On a MachineDeployment: the Talos version its machines run (CAPI's own field carries Kubernetes')."""
 # Cluster-scoped objects carry their tenant's namespace: two tenants may give their clusters one name.
 NAMESPACE_LABEL = "tenantctl.io/namespace"
 CAPI_CLUSTER_LABEL = "cluster.x-k8s.io/cluster-name"
