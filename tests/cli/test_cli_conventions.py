@@ -100,3 +100,24 @@ def test_version_comes_from_the_package_metadata() -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0
     assert result.stdout == f"tenantctl {version('tenantctl')}\n"
+
+
+def test_render_takes_the_kamaji_release_from_the_platform(tmp_path: Path) -> None:
+    """v1.36 is refused with the tested default Kamaji, and renders with a Platform that declares one serving it."""
+    import yaml
+
+    from tenant_support import EXAMPLES
+
+    docs = list(yaml.safe_load_all((EXAMPLES / "kubevirt.yaml").read_text()))
+    docs[0]["spec"]["version"] = "v1.36"
+    tenant = tmp_path / "tenant.yaml"
+    tenant.write_text(yaml.safe_dump_all(docs))
+    refused = CliRunner().invoke(app, ["render", "-f", str(tenant)])
+    assert refused.exit_code == 2
+    assert "Kubernetes v1.36 needs Kamaji 26.5.3-edge or newer" in refused.output
+    platform = yaml.safe_load((EXAMPLES / "platform.yaml").read_text())
+    platform["spec"]["kamaji"] = {"version": "26.8.2-edge"}
+    (tmp_path / "platform.yaml").write_text(yaml.safe_dump(platform))
+    accepted = CliRunner().invoke(app, ["render", "-f", str(tenant), "--platform", str(tmp_path / "platform.yaml")])
+    assert accepted.exit_code == 0, accepted.output
+    assert "version: v1.36.1" in accepted.output

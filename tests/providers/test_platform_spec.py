@@ -131,3 +131,15 @@ def test_wrong_api_version_is_refused_with_its_value() -> None:
     [problem] = refusals({**doc(), "apiVersion": "tenantctl.io/v1"})
     assert problem.startswith("Platform/default.apiVersion:")
     assert "'tenantctl.io/v1'" in problem
+
+
+def test_the_kamaji_release_is_declared_here_and_said_as_coming_from_here() -> None:
+    assert parse(doc()).kamaji is None
+    platform = parse(doc({"kamaji": {"version": "26.6.5-edge"}}))
+    assert platform.kamaji is not None
+    assert (platform.kamaji.release, platform.kamaji.source) == ("26.6.5-edge", "Platform/default spec.kamaji.version")
+
+
+def test_a_kamaji_release_that_is_none_is_refused_at_its_path() -> None:
+    [problem] = refusals(doc({"kamaji": {"version": "latest"}}))
+    assert problem.startswith("Platform/default.spec.kamaji.version: 'latest' is not a Kamaji edge release")

@@ -139,7 +139,7 @@ def plan(
         )
     docs = load_file(filename)
     tenant = parse_tenant_documents(docs)
-    charts, images = platform_settings(platform)
+    charts, images, kamaji = platform_settings(platform)
 
     async def compute() -> list[TenantPlan]:
         out: list[TenantPlan] = []
@@ -148,7 +148,9 @@ def plan(
                 ns, name = cluster.metadata.namespace, cluster.metadata.name
                 own = [d for d in docs if _belongs(d, ns, name)]
                 pools = tenant.pools_of(cluster)
-                out.append(await plan_cluster(api, cluster, pools, own, charts, images, management_cluster_domain))
+                out.append(await plan_cluster(
+                    api, cluster, pools, own, charts, images, management_cluster_domain, kamaji
+                ))
         return out
 
     try:

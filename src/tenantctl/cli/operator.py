@@ -68,6 +68,17 @@ def operator(
         typer.Option(envvar="TENANTCTL_HELM_RELEASE_TIMEOUT", metavar="DURATION",
                      help=f"Teardown's wait for HelmReleases. {_DURATION}"),
     ] = None,
+    pool_rollout_timeout: Annotated[
+        _Text,
+        typer.Option(envvar="TENANTCTL_POOL_ROLLOUT_TIMEOUT", metavar="DURATION",
+                     help=f"How long one pool's upgrade rollout may take before the upgrade stops there. {_DURATION}"),
+    ] = None,
+    kamaji_version: Annotated[
+        _Text,
+        typer.Option(envvar="TENANTCTL_KAMAJI_VERSION", metavar="RELEASE",
+                     help="The management cluster's Kamaji release, e.g. 26.3.6-edge (default: observed from its "
+                     "controller's image, else 26.3.6-edge): which Kubernetes minors tenants may run."),
+    ] = None,
     requeue: Annotated[
         _Text,
         typer.Option(envvar="TENANTCTL_REQUEUE", metavar="DURATION",
@@ -111,6 +122,8 @@ def operator(
             "--control-plane-timeout": control_plane_timeout,
             "--helm-release-timeout": helm_release_timeout,
             "--requeue": requeue,
+            "--pool-rollout-timeout": pool_rollout_timeout,
+            "--kamaji-version": kamaji_version,
             "--metrics-port": metrics_port,
             "--log-format": log_format,
             "--management-cluster-domain": management_cluster_domain,

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from tenantctl.render.chart_sources import ChartSourcesSpec
     from tenantctl.render.image_settings import ImagesSpec
     from tenantctl.spec import TenantInput
+    from tenantctl.spec.compat import KamajiRelease
 
 
 class OutputFormat(StrEnum):
@@ -50,17 +51,21 @@ def _load(filename: Path, observed: Path | None) -> tuple[TenantInput, dict[tupl
     return tenant, observations
 
 
-def platform_settings(platform: Path | None) -> tuple[ChartSourcesSpec | None, ImagesSpec | None]:
+def platform_settings(
+    platform: Path | None,
+) -> tuple[ChartSourcesSpec | None, ImagesSpec | None, KamajiRelease]:
     """The Platform passes every check `providers render` makes (bundles, lock, contracts), so no
-    command accepts a platform another refuses; its chart sources and images matter here."""
+    command accepts a platform another refuses; its chart sources, images and Kamaji release matter here."""
+    from tenantctl.spec.compat import DEFAULT_KAMAJI
+
     if platform is None:
-        return None, None
+        return None, None, DEFAULT_KAMAJI
     from tenantctl.providers.assemble import render_workspace
     from tenantctl.providers.workspace import open_workspace
 
     workspace = open_workspace(platform)
     render_workspace(workspace, with_components=False)
-    return workspace.platform.charts, workspace.platform.images
+    return workspace.platform.charts, workspace.platform.images, workspace.platform.kamaji or DEFAULT_KAMAJI
 
 
 @refusals_exit_2
@@ -79,11 +84,11 @@ def render(
     from tenantctl.render import render_tenant, render_tenant_bootstrap
 
     tenant, observations = _load(filename, observed)
-    charts, images = platform_settings(platform)
+    charts, images, kamaji = platform_settings(platform)
     if in_tenant:
         if not observations:
             raise InvalidInput([Problem("--in-tenant", "needs --observed: the bootstrap token is a runtime input")])
-        render_tenant(tenant, observations, charts, images)  # the same refusals as a management render
+        render_tenant(tenant, observations, charts, images, kamaji)  # the same refusals as a management render
         objects = [
             obj
             for c in tenant.clusters
@@ -91,7 +96,7 @@ def render(
             for obj in render_tenant_bootstrap(c, observations[(c.metadata.namespace, c.metadata.name)])
         ]
     else:
-        objects = render_tenant(tenant, observations, charts, images)
+        objects = render_tenant(tenant, observations, charts, images, kamaji)
     typer.echo(dump_objects(objects, output.value), nl=False)
 
 
@@ -116,8 +121,8 @@ def validate(
     from tenantctl.validate import SchemaCatalog, schema_coverage, validate_objects
 
     tenant, observations = _load(filename, observed)
-    charts, images = platform_settings(platform)
-    objects = render_tenant(tenant, observations, charts, images)
+    charts, images, kamaji = platform_settings(platform)
+    objects = render_tenant(tenant, observations, charts, images, kamaji)
     catalog = SchemaCatalog.from_dirs(crds) if crds else None
     problems = validate_objects(objects, catalog)
     coverage = schema_coverage(objects, catalog)
@@ -175,7 +180,7 @@ def images(
     from tenantctl.render.image_settings import ImagesSpec
 
     tenant, _ = _load(filename, None)
-    _, settings = platform_settings(platform)
+    _, settings, _ = platform_settings(platform)
     pulled = tenant_images(tenant, settings or ImagesSpec())
     if output is ListFormat.json:
         typer.echo(json.dumps([{"image": p.image, "source": p.source} for p in pulled], indent=2))

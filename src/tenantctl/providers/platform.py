@@ -19,6 +19,7 @@ from tenantctl.providers.catalogue import Catalogue, Package
 from tenantctl.render.chart_sources import ChartSourcesSpec
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.spec.base import SpecModel
+from tenantctl.spec.compat import KamajiRelease, check_kamaji_release
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.names import is_dns_label, is_dns_subdomain
 from tenantctl.spec.patterns import SEMVER_TAG, full_match
@@ -65,8 +66,17 @@ class _Metadata(SpecModel):
     name: str
 
 
+class KamajiSettings(SpecModel):
+    version: str | None = Field(
+        default=None,
+        description="The Kamaji release the management cluster runs (e.g. 26.3.6-edge): which Kubernetes "
+        "minors its webhook accepts. Unset: what the operator observes, else the tested default.",
+    )
+
+
 class _Spec(SpecModel):
     bundles: Bundles = Field(default_factory=Bundles)
+    kamaji: KamajiSettings = Field(default_factory=KamajiSettings)
     packages: dict[str, dict[str, Any]] = Field(default_factory=dict)
     charts: ChartSourcesSpec = Field(default_factory=ChartSourcesSpec)
     images: ImagesSpec = Field(default_factory=ImagesSpec)
@@ -89,10 +99,18 @@ class Platform:
     directory: Path
     charts: ChartSourcesSpec = field(default_factory=ChartSourcesSpec)
     images: ImagesSpec = field(default_factory=ImagesSpec)
+    kamaji_version: str | None = None
 
     @property
     def at(self) -> str:
         return f"Platform/{self.name}"
+
+    @property
+    def kamaji(self) -> KamajiRelease | None:
+        """The declared Kamaji release, said as coming from this Platform; None when it declares none."""
+        if self.kamaji_version is None:
+            return None
+        return KamajiRelease(self.kamaji_version, f"{self.at} spec.kamaji.version")
 
     def setting(self, package: str) -> PackageSettings:
         return self.settings.get(package) or PackageSettings()
@@ -184,9 +202,13 @@ def parse_platform(
         _check_settings(where, name, settings[name], catalogue, problems)
     for path, message in document.spec.images.problems():
         problems.error(f"{at}.spec.images.{path}", message)
+    if document.spec.kamaji.version is not None:
+        check_kamaji_release(f"{at}.spec.kamaji.version", document.spec.kamaji.version, problems)
     problems.raise_if_errors()
     spec = document.spec
-    return Platform(document.metadata.name, spec.bundles, settings, directory, spec.charts, spec.images)
+    return Platform(
+        document.metadata.name, spec.bundles, settings, directory, spec.charts, spec.images, spec.kamaji.version
+    )
 
 
 def load_platform(path: Path, catalogue: Catalogue) -> Platform:

@@ -19,6 +19,8 @@ from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import CABPT_API, check_observed, render_talos_config_template
 from tenantctl.render.talos_pki import render_talos_pki
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, TenantInput
+from tenantctl.spec.checks import ref
+from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_kamaji_serves
 
 __all__ = ["addons_of", "refuse_collisions", "render_cluster", "render_tenant", "render_tenant_bootstrap"]
 
@@ -34,13 +36,15 @@ def _render_cluster_sourced(
     observed: ObservedState | None,
     charts: ChartSourcesSpec,
     images: ImagesSpec,
+    kamaji: KamajiRelease,
 ) -> Sourced:
     """Every object of one tenant with the input document it comes from (for collision reports)."""
     substrate = SUBSTRATES[cluster.spec.substrate]
+    problems = Problems()
     if observed is not None:
-        problems = Problems()
         check_observed(cluster, observed, problems)
-        problems.raise_if_errors()
+    check_kamaji_serves(ref("TenantCluster", cluster.metadata.name), cluster.spec.version, kamaji, problems)
+    problems.raise_if_errors()
     at = f"TenantCluster/{cluster.metadata.namespace}/{cluster.metadata.name}"
     control_plane = render_kamaji_control_plane(cluster, observed, images)
     infra_cluster = substrate.render_infra_cluster(cluster)
@@ -100,13 +104,17 @@ def render_cluster(
     observed: ObservedState | None = None,
     charts: ChartSourcesSpec | None = None,
     images: ImagesSpec | None = None,
+    kamaji: KamajiRelease = DEFAULT_KAMAJI,
 ) -> list[dict[str, Any]]:
     """Every management-cluster object of one tenant, in apply order. Pure and deterministic.
 
     The tenant add-on releases need the apiserver address (cilium's k8sServiceHost), so like the
     TalosConfigTemplates they are rendered only once it is observed. `images` is the platform's
-    overrides and mirror; every image reference below is resolved through it."""
-    sourced = _render_cluster_sourced(cluster, pools, observed, charts or ChartSourcesSpec(), images or ImagesSpec())
+    overrides and mirror; every image reference below is resolved through it. A version the
+    management cluster's `kamaji` cannot serve is refused, as Kamaji's webhook would."""
+    sourced = _render_cluster_sourced(
+        cluster, pools, observed, charts or ChartSourcesSpec(), images or ImagesSpec(), kamaji
+    )
     refuse_collisions(sourced)
     return [o for _, o in sourced]
 
@@ -127,6 +135,7 @@ def render_tenant(
     observed: ObservedMap | None = None,
     charts: ChartSourcesSpec | None = None,
     images: ImagesSpec | None = None,
+    kamaji: KamajiRelease = DEFAULT_KAMAJI,
 ) -> list[dict[str, Any]]:
     """The chart sources the input's add-ons use, then all clusters of an input ordered by namespace and
     name; refuses observations of unknown clusters and two objects with one identity."""
@@ -142,7 +151,9 @@ def render_tenant(
     sourced: Sourced = [("Platform spec.charts", o) for o in render_chart_sources(charts, in_use)]
     for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         key = (cluster.metadata.namespace, cluster.metadata.name)
-        sourced += _render_cluster_sourced(cluster, tenant.pools_of(cluster), observed.get(key), charts, images)
+        sourced += _render_cluster_sourced(
+            cluster, tenant.pools_of(cluster), observed.get(key), charts, images, kamaji
+        )
     refuse_collisions(sourced)
     return [o for _, o in sourced]
 

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 from tenantctl.spec import TenantCluster
-from tenantctl.spec.versions import KONNECTIVITY_VERSIONS, KUBERNETES_PATCHES, minor_of
+from tenantctl.spec.compat import installed_patch
+from tenantctl.spec.versions import KONNECTIVITY_VERSIONS, minor_of
 
 __all__ = ["kamaji_konnectivity_tag", "konnectivity_version", "kubernetes_patch"]
 
 
 def kubernetes_patch(cluster: TenantCluster) -> str:
     """`v1.33` -> the patch from the versions table; a full `v1.33.4` is taken as given."""
-    version = cluster.spec.version
-    if version.count(".") == 2:
-        return version
-    return KUBERNETES_PATCHES[version]
+    return installed_patch(cluster.spec.version)
 
 
 def konnectivity_version(cluster: TenantCluster) -> str | None:

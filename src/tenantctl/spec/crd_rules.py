@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 
 from tenantctl.spec import syntax
+from tenantctl.spec.compat import KUBERNETES_DOWNGRADE, KUBERNETES_SKIP, TALOS_DOWNGRADE
 from tenantctl.spec.exposure import EXPOSE_FIELDS, default_expose_type
 from tenantctl.spec.labels import NODE_RESTRICTION, NODE_ROLE, RESERVED_DOMAINS
 from tenantctl.spec.names import LABEL_MAX, MACHINE_SUFFIX_LEN
-from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
+from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_number
 
 __all__ = ["FIELD_RULES", "IMMUTABLE", "ITEM_RULES", "MODEL_RULES", "RESOURCE_CEILINGS", "ROOT_RULES"]
 
@@ -49,16 +50,56 @@ def _q(text: str) -> str:
     return f"\"'\" + {text} + \"'\""
 
 
-def _minor_number(minor: str) -> int:
-    major, number = minor_key(minor)
-    return major * 1000 + number
-
-
-_KUBE_MINORS = _cel({m: _minor_number(m) for m in KUBERNETES_PATCHES})
-_TALOS_WINDOWS = _cel({t: [_minor_number(lo), _minor_number(hi)] for t, (lo, hi) in TALOS_KUBERNETES_WINDOW.items()})
+_KUBE_MINORS = _cel({m: minor_number(m) for m in KUBERNETES_PATCHES})
+_TALOS_WINDOWS = _cel({t: [minor_number(lo), minor_number(hi)] for t, (lo, hi) in TALOS_KUBERNETES_WINDOW.items()})
 _TALOS_SHOWN = _cel({t: f"{lo}…{hi}" for t, (lo, hi) in TALOS_KUBERNETES_WINDOW.items()})
 _KUBE_MINOR = f"self.version.find('{syntax.MINOR_PREFIX}')"
 _TALOS_MINOR = f"self.talos.version.find('{syntax.MINOR_PREFIX}')"
+_OLD_KUBE_MINOR = f"oldSelf.version.find('{syntax.MINOR_PREFIX}')"
+_OLD_TALOS_MINOR = f"oldSelf.talos.version.find('{syntax.MINOR_PREFIX}')"
+_TALOS_MINORS = _cel({t: minor_number(t) for t in TALOS_KUBERNETES_WINDOW})
+
+
+def _cel_format(template: str, **exprs: str) -> str:
+    """A CEL string expression of a `str.format` template whose fields are CEL expressions."""
+    out, rest = [], template
+    while "{" in rest:
+        text, _, tail = rest.partition("{")
+        name, _, rest = tail.partition("}")
+        out += [json.dumps(text, ensure_ascii=False), exprs[name]] if text else [exprs[name]]
+    if rest:
+        out.append(json.dumps(rest, ensure_ascii=False))
+    return " + ".join(out)
+
+
+def _both_known(minors: str, new: str, old: str) -> str:
+    return f"{new} in {minors} && {old} in {minors}"
+
+
+# Transition rules: what Kamaji's webhook (tcp_version.go OnUpdate) refuses, said as `check_version_change` says it.
+_VERSION_CHANGE_RULES: tuple[Rule, ...] = (
+    {
+        "rule": f"!({_both_known(_KUBE_MINORS, _KUBE_MINOR, _OLD_KUBE_MINOR)}) || "
+        f"{_KUBE_MINORS}[{_KUBE_MINOR}] >= {_KUBE_MINORS}[{_OLD_KUBE_MINOR}]",
+        "messageExpression": "'spec.version: ' + "
+        + _cel_format(KUBERNETES_DOWNGRADE, new="self.version", old="oldSelf.version"),
+        "fieldPath": ".version",
+    },
+    {
+        "rule": f"!({_both_known(_KUBE_MINORS, _KUBE_MINOR, _OLD_KUBE_MINOR)}) || "
+        f"{_KUBE_MINORS}[{_KUBE_MINOR}] - {_KUBE_MINORS}[{_OLD_KUBE_MINOR}] <= 1",
+        "messageExpression": "'spec.version: ' + "
+        + _cel_format(KUBERNETES_SKIP, new="self.version", old="oldSelf.version"),
+        "fieldPath": ".version",
+    },
+    {
+        "rule": f"!({_both_known(_TALOS_MINORS, _TALOS_MINOR, _OLD_TALOS_MINOR)}) || "
+        f"{_TALOS_MINORS}[{_TALOS_MINOR}] >= {_TALOS_MINORS}[{_OLD_TALOS_MINOR}]",
+        "messageExpression": "'spec.talos.version: ' + "
+        + _cel_format(TALOS_DOWNGRADE, new="self.talos.version", old="oldSelf.talos.version"),
+        "fieldPath": ".talos.version",
+    },
+)
 _ON_PROXMOX = "self.substrate != 'proxmox' || !has(self.proxmox) || "
 
 
@@ -294,6 +335,7 @@ MODEL_RULES: dict[str, tuple[Rule, ...]] = {
             "fieldPath": ".version",
         },
         *_EXPOSE_RULES,
+        *_VERSION_CHANGE_RULES,
     ),
     "NetworkSpec": (
         {

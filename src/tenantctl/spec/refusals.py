@@ -147,6 +147,16 @@ REFUSALS: dict[str, Refusal] = {
     "network changed on a live cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.network"),
     "pool moved to another cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.cluster"),
     "cluster deleted while pools remain": _w("lists the cluster's NodePools on DELETE"),
+    "Kubernetes minor lowered on a live cluster": Refusal(
+        Layer.TRANSITION, "the versions table as a CEL map: new minor >= old (Kamaji's webhook refuses a downgrade)"
+    ),
+    "Kubernetes minor skipped on a live cluster": Refusal(
+        Layer.TRANSITION, "the versions table as a CEL map: new minor <= old + 1 (Kamaji's non-sequential mode)"
+    ),
+    "Talos minor lowered on a live cluster": Refusal(Layer.TRANSITION, "the Talos minors as a CEL map: new >= old"),
+    "Kubernetes minor the management cluster's Kamaji cannot serve": _w(
+        "knows the management cluster's Kamaji release (flag, observed image tag, tested default)"
+    ),
     "address range that ends before it starts": _w("CEL has no order on IP addresses"),
 }
 
@@ -165,6 +175,10 @@ LIVE_ONLY = frozenset({
     "pool moved to another cluster",
     "cluster deleted while pools remain",
     "address range that ends before it starts",
+    "Kubernetes minor lowered on a live cluster",
+    "Kubernetes minor skipped on a live cluster",
+    "Talos minor lowered on a live cluster",
+    "Kubernetes minor the management cluster's Kamaji cannot serve",
 })
 
 

@@ -2,15 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from kube_emulator import KubeEmulator
 from operator_support import eventually, running_operator
-
-sys.path.insert(0, str(Path(__file__).parent))  # the teardown suite's fixtures, beside this file
-
 from test_teardown import KUBEVIRT, TC, delete_cluster, gone, ready, seeded, step, url
 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]

@@ -22,8 +22,9 @@ from tenantctl.operator.config.settings import WebhookSettings
 from tenantctl.operator.kube.client import Connection, KubeClient
 from tenantctl.operator.runtime.admission import review
 from tenantctl.operator.runtime.handlers import CLUSTER_WEBHOOK, NODE_POOLS, POOL_WEBHOOK, TENANT_CLUSTERS
-from tenantctl.problems import InvalidInput
+from tenantctl.problems import InvalidInput, Problems
 from tenantctl.spec import parse_tenant_documents
+from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_version_change
 from tenantctl.spec.refusals import LIVE_ONLY, REFUSALS, Layer, refusal_for
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "spec"))
@@ -55,14 +56,15 @@ def validate_lines(docs: list[dict[str, Any]]) -> list[str]:
     return []
 
 
-async def judged(mgmt: KubeEmulator, operation: str, new: Any, old: Any = None) -> Any:
+async def judged(mgmt: KubeEmulator, operation: str, new: Any, old: Any = None, kamaji: Any = DEFAULT_KAMAJI) -> Any:
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
-        return await review(api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old)
+        return await review(api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old, kamaji)
 
 
 def test_the_live_only_webhook_rows_are_tested_here() -> None:
     live = {n for n in LIVE_ONLY if REFUSALS[n].layer is Layer.WEBHOOK}
-    assert live == {"cluster deleted while pools remain", "address range that ends before it starts"}
+    assert live == {"cluster deleted while pools remain", "address range that ends before it starts",
+                    "Kubernetes minor the management cluster's Kamaji cannot serve"}
 
 
 @pytest.mark.parametrize("name", WEBHOOK_CASES)
@@ -220,3 +222,34 @@ async def eventually_async(check: Any, timeout: float = 10.0) -> None:
             raise AssertionError("the webhook server did not start")
         await asyncio.sleep(0.1)
 
+
+
+async def test_a_skipped_minor_is_refused_with_the_words_of_plan_and_the_crd(mgmt: KubeEmulator) -> None:
+    management(mgmt)
+    docs = clone(load_example("kubevirt.yaml"))
+    seed_documents(mgmt, docs[1:])
+    new = clone(docs[0])
+    new["spec"]["version"] = "v1.35"
+    verdict = await judged(mgmt, "UPDATE", new, docs[0])
+    problems = Problems()
+    check_version_change("TenantCluster/demo", "v1.33", "v1.35", "v1.13.6", "v1.13.6", problems)
+    assert verdict.refusals == tuple(f"{p.path}: {p.message}" for p in problems)
+    assert verdict.refusals == ("TenantCluster/demo.spec.version: v1.33 → v1.35 skips a minor: Kamaji and the "
+                                "Kubernetes skew policy upgrade one minor at a time",)
+    new["spec"]["version"] = "v1.34"
+    assert (await judged(mgmt, "UPDATE", new, docs[0])).refusals == ()
+
+
+async def test_a_minor_the_kamaji_cannot_serve_is_refused_and_one_it_serves_passes(mgmt: KubeEmulator) -> None:
+    management(mgmt)
+    docs = clone(load_example("kubevirt.yaml"))
+    docs[0]["spec"]["version"] = "v1.36"
+    seed_documents(mgmt, docs[1:])
+    refused = await judged(mgmt, "CREATE", docs[0])
+    assert len(refused.refusals) == 1
+    assert refused.refusals[0].startswith("TenantCluster/demo.spec.version: Kubernetes v1.36 needs Kamaji 26.5.3-edge")
+    newer = KamajiRelease("26.6.5-edge", "the operator's --kamaji-version")
+    assert (await judged(mgmt, "CREATE", docs[0], kamaji=newer)).refusals == ()
+    unchanged = clone(docs[0])
+    unchanged["spec"]["controlPlane"] = {"replicas": 3}
+    assert (await judged(mgmt, "UPDATE", unchanged, docs[0])).refusals == (), "a version left alone is not judged"

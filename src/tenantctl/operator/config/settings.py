@@ -60,6 +60,11 @@ class OperatorSettings:
     """How long teardown waits for the tenant's PVs to go (the CSI driver freeing the disks)."""
     helm_release_timeout: float = 120.0
     control_plane_timeout: float = 300.0
+    pool_rollout_timeout: float = 1800.0
+    """How long one pool's upgrade rollout may take before the upgrade stops there with `Ready=False`."""
+    kamaji_release: str | None = None
+    """The management cluster's Kamaji release (--kamaji-version); None: observed from its controller's
+    image tag, else the tested default. It decides which Kubernetes minors a tenant may run."""
     management_cluster_domain: str = "cluster.local"
     """The management cluster's DNS domain, observed at start (`management_domain_from_resolv_conf`)
     or given with --management-cluster-domain; Kubernetes' default only when neither is possible."""

@@ -34,6 +34,7 @@ TUNABLES: tuple[Tunable, ...] = (
     Tunable("--control-plane-timeout", "TENANTCTL_CONTROL_PLANE_TIMEOUT", "control_plane_timeout"),
     Tunable("--helm-release-timeout", "TENANTCTL_HELM_RELEASE_TIMEOUT", "helm_release_timeout"),
     Tunable("--requeue", "TENANTCTL_REQUEUE", "requeue_delay"),
+    Tunable("--pool-rollout-timeout", "TENANTCTL_POOL_ROLLOUT_TIMEOUT", "pool_rollout_timeout"),
 )
 
 

@@ -26,6 +26,7 @@ from tenantctl.operator.phases.observe import (
 from tenantctl.render import Names, cluster_labels, render_cluster
 from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import NodePool, TenantCluster
+from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
 
 __all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster"]
 
@@ -186,6 +187,7 @@ async def plan_cluster(
     charts: Any = None,
     images: Any = None,
     management_domain: str | None = None,
+    kamaji: KamajiRelease = DEFAULT_KAMAJI,
 ) -> TenantPlan:
     """Classify every object the operator would render for `cluster` against the live inventory."""
     names = Names(cluster)
@@ -194,7 +196,7 @@ async def plan_cluster(
     observation = await observe_read_only(api, cluster, management_domain)
     if observation.observed is None:
         plan.waiting = observation.message
-    desired = render_cluster(cluster, pools, observation.observed, charts, images)
+    desired = render_cluster(cluster, pools, observation.observed, charts, images, kamaji)
     live_docs = await _live_documents(api, ns)
     plan.spec_unchanged = _file_spec_is_live(live_docs, documents)
     previous = ((live_docs.get(("TenantCluster", name)) or {}).get("status") or {}).get("inventory") or []

@@ -360,12 +360,15 @@ class KubeClient:
             return None
 
     async def list(
-        self, res: Resource, namespace: str | None = None, labels: Mapping[str, str] | None = None
+        self, res: Resource, namespace: str | None = None, labels: Mapping[str, str] | None = None,
+        *, cached: bool = True,
     ) -> list[Obj]:
-        if self.cache is not None:
-            cached = await self.cache.list(self, res, namespace, labels)
-            if cached is not None:
-                return cached
+        """The objects; `cached=False` asks the server even when a watch could answer (a kind read rarely,
+        whose watch would cost more than the reads)."""
+        if self.cache is not None and cached:
+            held = await self.cache.list(self, res, namespace, labels)
+            if held is not None:
+                return held
         params = {"labelSelector": selector(labels)} if labels else {}
         items, _ = await self._list(res, namespace, params)
         return items

@@ -39,6 +39,8 @@ class ConditionType(StrEnum):
     """Proxmox only: capmox's Secret has its keys and `insecure` agrees with the spec."""
     TALOS_API = "TalosAPI"
     """trustd is published on the apiserver Service, so workers get a Talos API; Ready does not wait for it."""
+    UPGRADING = "Upgrading"
+    """True while a version change rolls through the control plane and the pools, one stage at a time."""
 
 
 class Reason(StrEnum):
@@ -79,6 +81,14 @@ class Reason(StrEnum):
     KAMAJI_MISSING = "KamajiMissing"
     TEARDOWN = "Teardown"
     LEFTOVER = "Leftover"
+    UPGRADING_CONTROL_PLANE = "UpgradingControlPlane"
+    """The KamajiControlPlane moves to the target version; no pool moves until it reports it, ready."""
+    UPGRADING_POOL = "UpgradingPool"
+    """One pool rolls to the target; the pools after it wait for its rollout."""
+    UPGRADE_STALLED = "UpgradeStalled"
+    """A pool is being remediated, or its rollout outlived --pool-rollout-timeout: the sequence stops there."""
+    UP_TO_DATE = "UpToDate"
+    """The control plane and every pool run the spec's versions."""
 
 
 class TeardownStep(StrEnum):

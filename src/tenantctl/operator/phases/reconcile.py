@@ -1,6 +1,7 @@
 """One reconcile pass of a TenantCluster, as a list of phases over a scope; status is built at the end.
 
-validate → Talos secrets → observe (endpoint, CAs) → render → apply + prune → capmox credentials
+validate → Talos secrets → observe (endpoint, CAs) → upgrade stage (what runs where) → render, holding
+pools back while the control plane or an earlier pool upgrades → apply + prune → capmox credentials
 → trustd port on the TenantControlPlane → tenant bootstrap.
 A refusal stops at validate and becomes `Ready=False/InvalidSpec`; it never raises, so nothing loops.
 """
@@ -21,16 +22,21 @@ from tenantctl.operator.phases.credentials import CredentialsCheck, check_creden
 from tenantctl.operator.phases.events import Recorder
 from tenantctl.operator.phases.observe import Observation, ensure_talos_secrets, observe
 from tenantctl.operator.phases.talos_api import KamajiSchema, TalosAPIResult, publish_trustd
+from tenantctl.operator.phases.upgrade import Stage, UpgradeDecision, Versions, decide, live_state
 from tenantctl.problems import InvalidInput
-from tenantctl.render import Names, render_cluster
-from tenantctl.spec import NodePool, TenantCluster, parse_tenant_documents
+from tenantctl.render import Names, cluster_labels, render_cluster
+from tenantctl.render.capi import CAPI_API
+from tenantctl.render.kamaji import KAMAJI_API
+from tenantctl.render.meta import POOL_LABEL
+from tenantctl.spec import NodePool, ObservedState, TenantCluster, parse_tenant_documents
+from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
 
 __all__ = ["PassResult", "Scope", "reconcile", "status_patch"]
 
 Obj = dict[str, Any]
 _TALOS_API_WARNINGS = frozenset({Reason.KAMAJI_TOO_OLD, Reason.KAMAJI_MISSING})
 # Keys of `.status` the operator owns; anything else there (kopf's progress) is left alone.
-STATUS_KEYS = ("phase", "observedGeneration", "endpoint", "inventory", "conditions", "teardown")
+STATUS_KEYS = ("phase", "observedGeneration", "endpoint", "inventory", "versions", "upgrade", "conditions", "teardown")
 
 
 @dataclass
@@ -55,6 +61,12 @@ class Scope:
     """The operator's open tenant clients (None: one client per pass)."""
     kamaji: KamajiSchema | None = None
     """The operator's shared verdict on the installed Kamaji (None: read it in this pass)."""
+    kamaji_release: KamajiRelease = DEFAULT_KAMAJI
+    """The management cluster's Kamaji release: which Kubernetes minors a tenant may run."""
+    upgrade: UpgradeDecision | None = None
+    upgrade_since: str | None = None
+    running: dict[str, Any] = field(default_factory=dict)
+    """What runs where, for `status.versions`: the control plane's version and each pool's."""
 
     @property
     def generation(self) -> int | None:
@@ -71,6 +83,9 @@ class PassResult:
     status: Obj
     pool_status: dict[str, Obj] = field(default_factory=dict)
     requeue: bool = False
+    poll: bool = False
+    """An upgrade stage is in progress: come back at the plain requeue delay, never backing off to the
+    resync (Kamaji's and CAPI's progress wakes no pass; a stage must not wait a minute for its check)."""
 
 
 def _documents(body: Mapping[str, Any], pools: Sequence[Mapping[str, Any]]) -> list[Obj]:
@@ -87,7 +102,8 @@ async def reconcile(scope: Scope) -> PassResult:
         scope.observation = await observe(
             scope.api, scope.cluster, talos, scope.settings.management_cluster_domain
         )
-        objects = render_cluster(scope.cluster, scope.pools, scope.observation.observed)
+        await _upgrade_stage(scope)
+        objects = _render(scope, scope.observation.observed)
         scope.applied = await apply_inventory(
             scope.api,
             objects,
@@ -116,6 +132,83 @@ async def reconcile(scope: Scope) -> PassResult:
             scope.api, scope.cluster, observed, scope.settings, scope.tenant_clients
         )
     return _result(scope)
+
+
+async def _upgrade_stage(scope: Scope) -> None:
+    """Read what runs (control plane, each pool) and decide the stage; announce a new stage once."""
+    assert scope.cluster is not None
+    cluster, api = scope.cluster, scope.api
+    names = Names(cluster)
+    labels = cluster_labels(cluster.metadata.name)
+    kcp_res = await api.resource(KAMAJI_API, "KamajiControlPlane")
+    md_res = await api.resource(CAPI_API, "MachineDeployment")
+    mhc_res = await api.resource(CAPI_API, "MachineHealthCheck")
+    kcp = await api.get(kcp_res, names.control_plane, names.namespace) if kcp_res is not None else None
+    mds = await api.list(md_res, names.namespace, labels) if md_res is not None else []
+    mhcs = await api.list(mhc_res, names.namespace, labels) if mhc_res is not None else []
+    live = live_state(kcp, mds, mhcs, cluster.spec.talos.version)
+    previous = scope.current_status.get("upgrade") or {}
+    decision, since = decide(
+        cluster.spec.version, cluster.spec.talos.version, [p.metadata.name for p in scope.pools], live,
+        scope.settings.pool_rollout_timeout, previous,
+    )
+    scope.upgrade = decision
+    scope.upgrade_since = since.strftime("%Y-%m-%dT%H:%M:%SZ") if since is not None else None
+    scope.running = {
+        **({"controlPlane": live.reported or live.control_plane} if live.control_plane else {}),
+        "pools": {name: state.running.as_status() for name, state in sorted(live.pools.items())},
+    }
+    stage = (decision.stage, decision.pool) if decision.upgrading else None
+    before = (previous.get("stage"), previous.get("pool")) if previous.get("stage") else None
+    if stage != before:
+        if decision.stage is Stage.CONTROL_PLANE:
+            scope.recorder.info(str(Reason.UPGRADING_CONTROL_PLANE),
+                                f"control plane to {decision.target.kubernetes}; pools wait: "
+                                f"{', '.join(decision.remaining) or 'none to roll'}")
+        elif decision.stage is Stage.POOL:
+            scope.recorder.info(str(Reason.UPGRADING_POOL),
+                                f"pool {decision.pool} to {decision.target.kubernetes} / Talos "
+                                f"{decision.target.talos}; then: {', '.join(decision.remaining) or 'done'}")
+        elif before is not None:
+            scope.recorder.info(str(Reason.UP_TO_DATE),
+                                f"every part runs {decision.target.kubernetes} / Talos {decision.target.talos}")
+    if decision.stalled and previous.get("stalled") != decision.stalled:
+        scope.recorder.warn(str(Reason.UPGRADE_STALLED), decision.stalled)
+
+
+def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
+    """The target render, with each held pool's objects taken from a render at the versions it runs."""
+    assert scope.cluster is not None
+    cluster = scope.cluster
+    objects = render_cluster(cluster, scope.pools, observed, kamaji=scope.kamaji_release)
+    held = scope.upgrade.held if scope.upgrade is not None else {}
+    by_versions: dict[Versions, set[str]] = {}
+    for pool, versions in held.items():
+        if versions.kubernetes and versions != scope.upgrade.target:  # type: ignore[union-attr]
+            by_versions.setdefault(versions, set()).add(pool)
+    for versions, pools in by_versions.items():
+        at_running = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={
+            "version": versions.kubernetes,
+            "talos": cluster.spec.talos.model_copy(update={"version": versions.talos}),
+        })})
+        old = [o for o in render_cluster(at_running, scope.pools, observed, kamaji=scope.kamaji_release)
+               if _pool_label(o) in pools]
+        swapped: list[Obj] = []
+        placed: set[str] = set()
+        for obj in objects:
+            owner = _pool_label(obj)
+            if owner is None or owner not in pools:
+                swapped.append(obj)
+            elif owner not in placed:  # the pool's objects, in the apply order the target render gives them
+                placed.add(owner)
+                swapped += [o for o in old if _pool_label(o) == owner]
+        objects = swapped
+    return objects
+
+
+def _pool_label(obj: Mapping[str, Any]) -> str | None:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get(POOL_LABEL)
 
 
 def _validate(scope: Scope) -> bool:
@@ -185,11 +278,11 @@ def _result(scope: Scope) -> PassResult:
     gen = scope.generation
     status: Obj = {"observedGeneration": gen} if gen is not None else {}
     # A pass that stops early keeps what the last complete one learnt: the kinds to prune, the address.
-    for kept in ("inventory", "endpoint"):
+    for kept in ("inventory", "endpoint", "versions", "upgrade"):
         if kept in scope.current_status:
             status[kept] = scope.current_status[kept]
     conditions: list[Obj] = []
-    requeue = False
+    requeue = poll = False
     if scope.refusal is not None:
         status["phase"] = Phase.INVALID
         conditions.append(condition(ConditionType.READY, False, Reason.INVALID_SPEC, scope.refusal, gen))
@@ -231,14 +324,52 @@ def _result(scope: Scope) -> PassResult:
             )
         )
         ready = endpoint_ok and boot_ok and (creds is None or creds.ok)
-        conditions.insert(0, _ready(conditions, ready, gen))
+        upgrade = scope.upgrade
+        stalled = upgrade.stalled if upgrade is not None else None
+        if stalled:
+            conditions.insert(0, condition(ConditionType.READY, False, Reason.UPGRADE_STALLED, stalled, gen))
+        else:
+            conditions.insert(0, _ready(conditions, ready, gen))
         if scope.talos_api is not None:
             talos = scope.talos_api
             conditions.append(condition(ConditionType.TALOS_API, talos.ok, talos.reason, talos.message, gen))
+        status.pop("upgrade", None)
+        if upgrade is not None and upgrade.created:
+            conditions.append(_upgrading(upgrade, gen))
+            status.update(_upgrade_status(scope, upgrade))
+        ready = ready and not stalled
         status["phase"] = Phase.READY if ready else Phase.PROVISIONING
-        requeue = not ready
+        requeue = not ready or (upgrade is not None and upgrade.upgrading)
+        poll = upgrade is not None and upgrade.upgrading and not stalled
     status["conditions"] = merge_conditions(scope.current_status.get("conditions") or [], conditions)
-    return PassResult(status=status, pool_status=_pool_status(scope, status), requeue=requeue)
+    return PassResult(status=status, pool_status=_pool_status(scope, status), requeue=requeue, poll=poll)
+
+
+def _upgrading(upgrade: UpgradeDecision, gen: int | None) -> Obj:
+    target = f"{upgrade.target.kubernetes} / Talos {upgrade.target.talos}"
+    if not upgrade.upgrading:
+        return condition(ConditionType.UPGRADING, False, Reason.UP_TO_DATE, f"everything runs {target}", gen)
+    reason = (Reason.UPGRADE_STALLED if upgrade.stalled
+              else Reason.UPGRADING_CONTROL_PLANE if upgrade.stage is Stage.CONTROL_PLANE else Reason.UPGRADING_POOL)
+    then = f"; then pools {', '.join(upgrade.remaining)}" if upgrade.remaining else ""
+    return condition(ConditionType.UPGRADING, True, reason, f"to {target}: waiting for {upgrade.waiting}{then}", gen)
+
+
+def _upgrade_status(scope: Scope, upgrade: UpgradeDecision) -> Obj:
+    """`versions`: what runs where; `upgrade`: the stage in progress (absent when none)."""
+    out: Obj = {"versions": scope.running} if scope.running else {}
+    if upgrade.upgrading:
+        stage: Obj = {"target": upgrade.target.as_status(), "stage": str(upgrade.stage), "waiting": upgrade.waiting}
+        if upgrade.pool:
+            stage["pool"] = upgrade.pool
+        if upgrade.remaining:
+            stage["remaining"] = list(upgrade.remaining)
+        if scope.upgrade_since:
+            stage["since"] = scope.upgrade_since
+        if upgrade.stalled:
+            stage["stalled"] = upgrade.stalled
+        out["upgrade"] = stage
+    return out
 
 
 def _applied_message(applied: ApplyResult) -> str:

@@ -25,11 +25,42 @@ from tenantctl.render.talos_api import (
     trustd_service_port,
 )
 from tenantctl.spec import TenantCluster
+from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
+from tenantctl.spec.versions import kamaji_key
 
-__all__ = ["CRD_NAME", "KamajiSchema", "TalosAPIResult", "publish_trustd", "schema_has_additional_ports"]
+__all__ = [
+    "CRD_NAME",
+    "KAMAJI_SELECTOR",
+    "KamajiSchema",
+    "TalosAPIResult",
+    "kamaji_release_of",
+    "publish_trustd",
+    "schema_has_additional_ports",
+]
 
 CRD_NAME = "tenantcontrolplanes.kamaji.clastix.io"
 _CRDS = Resource("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False)
+DEPLOYMENTS = Resource("apps/v1", "Deployment", "deployments", True)
+KAMAJI_SELECTOR = {"app.kubernetes.io/name": "kamaji"}
+"""The label Kamaji's Helm chart puts on its controller Deployment."""
+
+
+def kamaji_release_of(deployments: list[dict[str, Any]]) -> KamajiRelease | None:
+    """The Kamaji release a controller Deployment runs, read from its image tag; None when no image says one.
+
+    Sites that build Kamaji themselves (Cozystack tags its build with its own version) name no Kamaji
+    release in the tag: for them the release is declared (Platform, --kamaji-version).
+    """
+    for deployment in sorted(deployments, key=lambda d: str(d.get("metadata", {}).get("name"))):
+        containers = (((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")
+        for container in containers or []:
+            image = str(container.get("image") or "").partition("@")[0]
+            repository, _, tag = image.rpartition(":")
+            if "/" in tag or not repository or kamaji_key(tag) is None:
+                continue
+            meta = deployment.get("metadata") or {}
+            return KamajiRelease(tag, f"observed: Deployment {meta.get('namespace')}/{meta.get('name')} runs {image}")
+    return None
 
 
 @dataclass(frozen=True)
@@ -89,7 +120,23 @@ class KamajiSchema:
 
     ttl: float = 0.0
     _judged: tuple[float, TalosAPIResult | None] | None = None
+    _release: tuple[float, KamajiRelease] | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def release(self, api: KubeClient, declared: str | None) -> KamajiRelease:
+        """The management cluster's Kamaji release: `declared` (--kamaji-version), else its controller's
+        image tag (read at most once per `ttl`), else the tested default. A failed read is not remembered."""
+        if declared is not None:
+            return KamajiRelease(declared, "the operator's --kamaji-version")
+        async with self._lock:
+            now = asyncio.get_running_loop().time()
+            if self._release is None or now - self._release[0] >= self.ttl:
+                try:
+                    listed = await api.list(DEPLOYMENTS, None, KAMAJI_SELECTOR, cached=False)
+                except APIError:
+                    return self._release[1] if self._release is not None else DEFAULT_KAMAJI
+                self._release = (now, kamaji_release_of(listed) or DEFAULT_KAMAJI)
+            return self._release[1]
 
     async def refusal(self, api: KubeClient) -> TalosAPIResult | None:
         async with self._lock:  # the first passes of a thousand tenants share one read

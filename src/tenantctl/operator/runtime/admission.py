@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tenantctl.operator.kube.client import KubeClient, Resource
-from tenantctl.problems import InvalidInput, Problem, Severity
+from tenantctl.problems import InvalidInput, Problem, Problems, Severity
 from tenantctl.spec import parse_tenant_documents
 from tenantctl.spec.checks import ref
+from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_kamaji_serves, check_version_change
+from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
 __all__ = ["Verdict", "review"]
 
@@ -66,6 +68,29 @@ def _verdict(label: str, before: set[Problem], after: set[Problem]) -> Verdict:
     return Verdict(tuple(f"{p.path}: {p.message}" for p in refused), tuple(f"{p.path}: {p.message}" for p in warned))
 
 
+def _versions(obj: Obj) -> tuple[str, str]:
+    spec = obj.get("spec") or {}
+    talos = spec.get("talos")
+    talos = talos if isinstance(talos, Mapping) else {}
+    return str(spec.get("version", DEFAULT_KUBERNETES_MINOR)), str(talos.get("version", DEFAULT_TALOS_VERSION))
+
+
+def _version_problems(label: str, new: Obj, old: Obj | None, kamaji: KamajiRelease) -> tuple[str, ...]:
+    """What Kamaji would refuse of this change: a minor it cannot serve, a lowered or skipped minor.
+
+    `plan` and `validate` say the same (`spec.compat`); a version left as it was is not judged again,
+    so a tenant whose Kamaji was downgraded can still be changed otherwise.
+    """
+    problems = Problems()
+    version, talos = _versions(new)
+    if old is None or _versions(old)[0] != version:
+        check_kamaji_serves(label, version, kamaji, problems)
+    if old is not None:
+        old_version, old_talos = _versions(old)
+        check_version_change(label, old_version, version, old_talos, talos, problems)
+    return tuple(f"{p.path}: {p.message}" for p in problems.errors)
+
+
 async def review(
     api: KubeClient,
     clusters: Resource,
@@ -73,6 +98,7 @@ async def review(
     operation: str,
     new: Obj | None,
     old: Obj | None,
+    kamaji: KamajiRelease = DEFAULT_KAMAJI,
 ) -> Verdict:
     """The verdict on one admission request of a TenantCluster or NodePool."""
     body = new if new is not None else old
@@ -99,6 +125,9 @@ async def review(
         neighbours = await _pools(api, pools, namespace, name, None)
         before = [old, *neighbours] if old is not None else []
         after = [new, *neighbours]
+        verdict = _verdict(label, _problems(before), _problems(after))
+        versions = _version_problems(label, new, old, kamaji)
+        return Verdict((*verdict.refusals, *versions), verdict.warnings) if versions else verdict
     else:
         cluster_name = _cluster_of(new)
         cluster = await api.get(clusters, cluster_name, namespace) if cluster_name else None

@@ -19,6 +19,7 @@ from tenantctl.operator.config.sharding import peering_shard
 from tenantctl.operator.config.tuning import PEERING_ENV, SHARD_ENV, TUNABLES, tune
 from tenantctl.operator.runtime.logs import LogFormat
 from tenantctl.problems import InvalidInput, Problems
+from tenantctl.spec.compat import check_kamaji_release
 from tenantctl.spec.image_refs import digest_problem, repository_problem, tag_problem
 from tenantctl.spec.names import is_dns_label, is_dns_subdomain
 
@@ -151,6 +152,9 @@ def operator_start(values: Mapping[str, str | None], connect: Callable[[], Conne
         read.refuse("--peering", f"{peering!r} is the peering of shard {owner}, not of --shard {settings.shard}: "
                     "replicas of two shards in one peering pause each other")
     domain = read.name("--management-cluster-domain", is_dns_subdomain, "a DNS domain (e.g. cluster.local)")
+    kamaji = values.get("--kamaji-version")
+    if kamaji is not None:
+        check_kamaji_release("--kamaji-version ($TENANTCTL_KAMAJI_VERSION)", kamaji, read.problems)
     log_format = read.choice("--log-format", [f.value for f in LogFormat])
     connection: Connection | None = None
     try:
@@ -165,6 +169,7 @@ def operator_start(values: Mapping[str, str | None], connect: Callable[[], Conne
         if webhook_port is not None else None,
         metrics=MetricsSettings(port=metrics_port) if metrics_port is not None else None,
         management_cluster_domain=domain or settings.management_cluster_domain,
+        kamaji_release=kamaji,
     )
     return OperatorStart(
         settings, connection, peering, liveness[0] if liveness else None, LogFormat(log_format or "text"), cert_dir

@@ -212,8 +212,9 @@ async def _write_status(api: KubeClient, res: Resource, body: Mapping[str, Any],
     return True
 
 
-async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool:
-    """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed)."""
+async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool | None:
+    """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed), None when
+    an upgrade stage is in progress (retried at the plain requeue delay, without backing off)."""
     async with ctx.lock((namespace, name)), ctx.gate:
         clock = asyncio.get_running_loop().time
         started = clock()
@@ -229,7 +230,7 @@ async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_po
         ctx.metrics.phase((namespace, name), result.status.get("phase"))
         ctx.passes[namespace, name] += 1
         object_logger(namespace, name).debug("pass %d took %.3fs", ctx.passes[namespace, name], took)
-        return result.requeue
+        return None if result.poll else result.requeue
 
 
 async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None) -> PassResult | None:
@@ -248,6 +249,7 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     scope = Scope(
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
         tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji,
+        kamaji_release=await ctx.kamaji.release(api, ctx.settings.kamaji_release),
     )
     result = await reconcile(scope)
     await _write_status(api, TENANT_CLUSTERS, body, result.status)
@@ -325,7 +327,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 except Exception as exc:  # a pass must never kill the daemon; the next one retries
                     object_logger(namespace, name).exception("pass failed, retrying soon: %s", exc)
                     requeue = True
-                waits = waits + 1 if requeue else 0
+                waits = 1 if requeue is None else waits + 1 if requeue else 0
                 delay = ctx.settings.requeue_delay_after(waits)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay):
@@ -409,7 +411,8 @@ def _register_admission(ctx: OperatorContext, registry: kopf.OperatorRegistry) -
     """Refuse at `kubectl apply` what `validate` refuses and CEL cannot see (see `operator.admission`)."""
 
     async def admit(operation: str, new: Any, old: Any, warnings: list[str]) -> None:
-        verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old)
+        kamaji = await ctx.kamaji.release(ctx.api, ctx.settings.kamaji_release)
+        verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old, kamaji)
         warnings.extend(verdict.warnings)
         if verdict.refusals:
             raise kopf.AdmissionError("\n".join(verdict.refusals), code=_REFUSED)

@@ -1,0 +1,214 @@
+"""An upgrade in the order Kamaji and the skew policy allow: the control plane, then one pool at a time.
+
+The real kopf engine on the emulated management API; the test plays Kamaji and CAPI by writing the
+statuses they would write, and reads the order of the operator's writes from the request journal.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import pytest
+from kube_emulator import KubeEmulator
+from operator_support import condition, eventually, running_operator
+from test_apply import KUBEVIRT, TC, one_more_pass, quiet, seeded
+
+from tenantctl.operator.phases.upgrade import LiveState, PoolState, Stage, Versions, decide
+
+pytestmark = [pytest.mark.timeout(30), pytest.mark.looptime]
+
+KCP = "controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes"
+MD = "cluster.x-k8s.io/v1beta1/machinedeployments"
+MHC = "cluster.x-k8s.io/v1beta1/machinehealthchecks"
+NS, NAME = KUBEVIRT
+
+
+def _status(mgmt: KubeEmulator, plural: str, name: str, status: dict[str, Any]) -> None:
+    obj = mgmt.get(plural, NS, name)
+    assert obj is not None, (plural, name)
+    obj["status"] = status
+    mgmt.put(plural, obj)
+
+
+def control_plane_reports(mgmt: KubeEmulator, version: str, ready: bool = True) -> None:
+    _status(mgmt, KCP, NAME, {"version": version, "ready": ready, "readyReplicas": 2, "replicas": 2})
+
+
+def rolled_out(mgmt: KubeEmulator, md: str, replicas: int = 1) -> None:
+    """What CAPI reports once every machine of the MachineDeployment's latest spec is up."""
+    obj = mgmt.get(MD, NS, md)
+    assert obj is not None
+    n = obj["spec"].get("replicas", replicas)
+    _status(mgmt, MD, md, {"observedGeneration": obj["metadata"]["generation"], "replicas": n,
+                           "updatedReplicas": n, "readyReplicas": n, "availableReplicas": n})
+
+
+def rolling(mgmt: KubeEmulator, md: str) -> None:
+    obj = mgmt.get(MD, NS, md)
+    assert obj is not None
+    n = obj["spec"].get("replicas", 1)
+    _status(mgmt, MD, md, {"observedGeneration": obj["metadata"]["generation"], "replicas": n + 1,
+                           "updatedReplicas": 0, "readyReplicas": n, "availableReplicas": n})
+
+
+def md_version(mgmt: KubeEmulator, md: str) -> str:
+    obj = mgmt.get(MD, NS, md)
+    assert obj is not None
+    return str(obj["spec"]["template"]["spec"]["version"])
+
+
+def kcp_version(mgmt: KubeEmulator) -> str:
+    obj = mgmt.get(KCP, NS, NAME)
+    assert obj is not None
+    return str(obj["spec"]["version"])
+
+
+def change_version(mgmt: KubeEmulator, version: str) -> None:
+    tc = mgmt.get(TC, NS, NAME)
+    assert tc is not None
+    tc["spec"]["version"] = version
+    tc["metadata"]["generation"] += 1
+    mgmt.put(TC, tc)
+
+
+def writes_of(mgmt: KubeEmulator, plural: str, name: str, since: int) -> list[int]:
+    return [i for i, e in enumerate(mgmt.writes()) if i >= since and e.plural == plural and e.name == name
+            and e.verb.startswith("apply")]
+
+
+def upgrading(mgmt: KubeEmulator) -> dict[str, Any]:
+    return dict(condition(mgmt.get(TC, NS, NAME), "Upgrading"))
+
+
+async def converged_at_v133(mgmt: KubeEmulator, tenant: KubeEmulator, ctx: Any) -> None:
+    await eventually(lambda: condition(mgmt.get(TC, NS, NAME), "Ready").get("status") == "True")
+    control_plane_reports(mgmt, "v1.33.8")
+    rolled_out(mgmt, "demo-big")
+    rolled_out(mgmt, "demo-md0")
+    await quiet(ctx, mgmt, KUBEVIRT)
+
+
+async def test_the_control_plane_moves_first_then_each_pool_after_the_previous_rolled_out(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, tenant, "kubevirt.yaml")
+    async with running_operator(mgmt) as ctx:
+        await converged_at_v133(mgmt, tenant, ctx)
+        assert upgrading(mgmt)["status"] == "False" and upgrading(mgmt)["reason"] == "UpToDate"
+        start = len(mgmt.writes())
+        change_version(mgmt, "v1.34")
+        await eventually(lambda: kcp_version(mgmt) == "v1.34.4")
+        await one_more_pass(ctx, KUBEVIRT)
+        await one_more_pass(ctx, KUBEVIRT)
+        assert (md_version(mgmt, "demo-big"), md_version(mgmt, "demo-md0")) == ("v1.33.8", "v1.33.8")
+        assert upgrading(mgmt)["reason"] == "UpgradingControlPlane"
+        status = mgmt.get(TC, NS, NAME)["status"]  # type: ignore[index]
+        assert status["upgrade"]["stage"] == "ControlPlane" and status["upgrade"]["remaining"] == ["big", "md0"]
+
+        control_plane_reports(mgmt, "v1.34.4", ready=False)  # reported, not every apiserver ready yet
+        await one_more_pass(ctx, KUBEVIRT)
+        assert md_version(mgmt, "demo-big") == "v1.33.8"
+        control_plane_reports(mgmt, "v1.34.4")
+        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.34.4")
+        rolling(mgmt, "demo-big")
+        await one_more_pass(ctx, KUBEVIRT)
+        await one_more_pass(ctx, KUBEVIRT)
+        assert md_version(mgmt, "demo-md0") == "v1.33.8", "the next pool waits for the previous rollout"
+        assert upgrading(mgmt)["reason"] == "UpgradingPool"
+        assert "pool big to finish its rollout" in upgrading(mgmt)["message"]
+
+        rolled_out(mgmt, "demo-big")
+        await eventually(lambda: md_version(mgmt, "demo-md0") == "v1.34.4")
+        rolled_out(mgmt, "demo-md0")
+        await eventually(lambda: upgrading(mgmt).get("reason") == "UpToDate")
+        status = mgmt.get(TC, NS, NAME)["status"]  # type: ignore[index]
+        assert "upgrade" not in status
+        assert status["versions"]["pools"] == {"big": {"kubernetes": "v1.34.4", "talos": "v1.13.6"},
+                                               "md0": {"kubernetes": "v1.34.4", "talos": "v1.13.6"}}
+    kcp = writes_of(mgmt, "kamajicontrolplanes", NAME, start)
+    big = writes_of(mgmt, "machinedeployments", "demo-big", start)
+    md0 = writes_of(mgmt, "machinedeployments", "demo-md0", start)
+    assert kcp and big and md0
+    assert kcp[0] < big[0] < md0[0], (kcp, big, md0)
+    reasons = [e["reason"] for e in mgmt.live("events") if e.get("involvedObject", {}).get("name") == NAME]
+    assert [r for r in reasons if r in {"UpgradingControlPlane", "UpgradingPool", "UpToDate"}] == [
+        "UpgradingControlPlane", "UpgradingPool", "UpgradingPool", "UpToDate"]
+
+
+async def test_a_remediating_pool_stops_the_sequence_with_the_reason(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant, "kubevirt.yaml")
+    async with running_operator(mgmt) as ctx:
+        await converged_at_v133(mgmt, tenant, ctx)
+        change_version(mgmt, "v1.34")
+        await eventually(lambda: kcp_version(mgmt) == "v1.34.4")
+        control_plane_reports(mgmt, "v1.34.4")
+        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.34.4")
+        rolling(mgmt, "demo-big")
+        _status(mgmt, MHC, "demo-big", {"expectedMachines": 2, "currentHealthy": 1})
+        await eventually(lambda: condition(mgmt.get(TC, NS, NAME), "Ready").get("reason") == "UpgradeStalled")
+        ready = condition(mgmt.get(TC, NS, NAME), "Ready")
+        assert ready["status"] == "False"
+        assert ready["message"] == ("pool big is being remediated: its MachineHealthCheck sees 1/2 machines healthy; "
+                                    "the pools after it wait")
+        await one_more_pass(ctx, KUBEVIRT)
+        assert md_version(mgmt, "demo-md0") == "v1.33.8", "never the next pool over an unhealthy one"
+
+
+async def test_a_new_tenant_is_created_at_the_target_directly(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    docs = seeded(mgmt, tenant, "kubevirt.yaml")
+    assert docs[0]["spec"]["version"] == "v1.33"
+    async with running_operator(mgmt):
+        await eventually(lambda: mgmt.get(MD, NS, "demo-md0") is not None and mgmt.get(MD, NS, "demo-big") is not None)
+        assert kcp_version(mgmt) == md_version(mgmt, "demo-md0") == md_version(mgmt, "demo-big") == "v1.33.8"
+        assert "upgrade" not in (mgmt.get(TC, NS, NAME) or {}).get("status", {})
+
+
+# -- the decision alone, on states the emulator tests do not reach --------------------------------------------
+
+TARGET = Versions("v1.35.6", "v1.13.6")
+OLD = Versions("v1.34.4", "v1.13.6")
+
+
+def _pool(running: Versions, *, done: bool = True) -> PoolState:
+    return PoolState(running, replicas=2, updated=2 if done else 0, available=2, settled=True)
+
+
+def _live(pools: dict[str, PoolState], reported: str = "v1.35.6") -> LiveState:
+    return LiveState("v1.35.6", reported, True, (2, 2), pools)
+
+
+def test_a_talos_only_change_rolls_the_pools_in_name_order_and_leaves_the_control_plane() -> None:
+    live = _live({"b": _pool(Versions("v1.35.6", "v1.12.9")), "a": _pool(Versions("v1.35.6", "v1.12.9"))})
+    decision, _ = decide("v1.35", "v1.13.6", ["b", "a"], live, 60)
+    assert (decision.stage, decision.pool, dict(decision.held)) == (Stage.POOL, "a", {"b": live.pools["b"].running})
+
+
+def test_a_pool_added_during_the_control_plane_stage_joins_at_what_the_apiserver_runs() -> None:
+    live = LiveState("v1.34.4", "v1.34.4", True, (2, 2), {"a": _pool(OLD)})
+    decision, _ = decide("v1.35", "v1.13.6", ["a", "new"], live, 60)
+    assert decision.stage is Stage.CONTROL_PLANE
+    assert decision.held == {"a": OLD, "new": Versions("v1.34.4", "v1.13.6")}
+
+
+def test_the_last_pool_keeps_the_stage_until_its_rollout_completes_and_a_scaling_pool_is_no_upgrade() -> None:
+    previous = {"stage": "Pool", "pool": "a", "target": TARGET.as_status()}
+    rolling_pool = _live({"a": _pool(TARGET, done=False)})
+    assert decide("v1.35", "v1.13.6", ["a"], rolling_pool, 60, previous)[0].pool == "a"
+    assert not decide("v1.35", "v1.13.6", ["a"], rolling_pool, 60, {})[0].upgrading
+    assert not decide("v1.35", "v1.13.6", ["a"], _live({"a": _pool(TARGET)}), 60, previous)[0].upgrading
+
+
+def test_a_rollout_past_the_bound_stops_the_sequence_and_the_bound_counts_from_the_stage_start() -> None:
+    start = datetime.datetime(2026, 12, 1, 10, 0, tzinfo=datetime.UTC)
+    live = _live({"a": _pool(TARGET, done=False), "b": _pool(OLD)})
+    previous = {"stage": "Pool", "pool": "a", "target": TARGET.as_status(), "since": "2026-12-01T10:00:00Z"}
+    within, since = decide("v1.35", "v1.13.6", ["a", "b"], live, 60, previous, start + datetime.timedelta(seconds=60))
+    assert (within.stalled, since) == (None, start)
+    past, _ = decide("v1.35", "v1.13.6", ["a", "b"], live, 60, previous, start + datetime.timedelta(seconds=61))
+    assert past.stalled == ("pool a has not finished its rollout in 60s (0/2 updated, 2/2 available); "
+                            "the pools after it wait")
+    assert past.held == {"b": OLD}
+    other_stage = {**previous, "pool": "b"}
+    later = start + datetime.timedelta(hours=1)
+    assert decide("v1.35", "v1.13.6", ["a", "b"], live, 60, other_stage, later)[0].stalled is None, "a new stage"
