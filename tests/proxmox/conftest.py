@@ -50,7 +50,7 @@ POOL: dict[str, Any] = {
         "resources": {"cpu": 2, "memory": "4Gi"},
         "proxmox": {
             "sourceNode": "pve1",
-            "templateTags": ["v1.13.6", "talos"],
+            "templateTags": ["talos"],
             "full": False,
             "pool": "tenant-acme",
             "network": {"bridge": "vmbr0"},
@@ -87,7 +87,7 @@ def seed_clean_stand(pve: FakePve) -> None:
     pve.storages["tenant-zfs"] = {"type": "zfspool", "pool": "rpool/tenant-acme", "active": 1,
                                   "content": "images,rootdir", "files": set()}
     pve.add_vm(TEMPLATE, "talos-v1.13.6", node="pve1", template=True,
-               config={"scsi0": "ceph-vm:base-9000-disk-0,size=4G", "tags": "talos;v1.13.6", "agent": "0",
+               config={"scsi0": "ceph-vm:base-9000-disk-0,size=4G", "tags": "talos;talos-v1.13.6", "agent": "0",
                        "template": 1})
     pve.pools["tenant-acme"] = set()
     pve.apitokens[TOKEN_ID] = SECRET

@@ -48,7 +48,7 @@ def _pool_spec(pool: dict[str, Any]) -> dict[str, Any]:
 
 def _duplicate_template(pve: FakePve) -> None:
     pve.add_vm(9001, "talos-v1.13.6", node="pve2", template=True,
-               config={"scsi0": "local-lvm:base-9001-disk-0", "tags": "v1.13.6;talos", "template": 1})
+               config={"scsi0": "local-lvm:base-9001-disk-0", "tags": "talos-v1.13.6;talos", "template": 1})
 
 
 def _template_on_thick_lvm(pve: FakePve) -> None:
@@ -73,13 +73,14 @@ FAULTS: dict[str, Fault] = {
         url=lambda u: u.replace("https://", "http://"), check="url", seen="plain http while", advice="use https://"),
     "missing template": Fault(
         stand=lambda pve: pve.vms.remove(pve.vm(TEMPLATE)), check="template",
-        seen="found 0 VM templates with tags 'talos;v1.13.6'", advice="qm set <vmid> --tags 'talos;v1.13.6'"),
+        seen="found 0 VM templates with tags 'talos;talos-v1.13.6'",
+        advice="qm set <vmid> --tags 'talos;talos-v1.13.6'"),
     "superset-only tags": Fault(
-        stand=lambda pve: pve.vm(TEMPLATE).config.update(tags="talos;v1.13.6;zfs"), check="template",
-        seen="not selected: 9000 'talos-v1.13.6' on pve1 (tags 'talos;v1.13.6;zfs') carries extra tags ['zfs']",
+        stand=lambda pve: pve.vm(TEMPLATE).config.update(tags="talos;talos-v1.13.6;zfs"), check="template",
+        seen="not selected: 9000 'talos-v1.13.6' on pve1 (tags 'talos;talos-v1.13.6;zfs') carries extra tags ['zfs']",
         advice="set equality, not containment"),
     "duplicate exact tags on two nodes": Fault(
-        stand=_duplicate_template, check="template", seen="found 2 VM templates with tags 'talos;v1.13.6'",
+        stand=_duplicate_template, check="template", seen="found 2 VM templates with tags 'talos;talos-v1.13.6'",
         advice="keep a single copy on shared storage"),
     "linked clone from a storage without linked clones": Fault(
         stand=_template_on_thick_lvm, check="clone", seen="san-lvm (type lvm), which cannot hold linked clones",
@@ -191,7 +192,7 @@ def test_insecure_spec_warns_and_skips_verification(run_doctor: RunDoctor) -> No
 
 def test_superset_beside_an_exact_match_is_named_but_passes(stand: FakePve, run_doctor: RunDoctor) -> None:
     stand.add_vm(9002, "talos-zfs", node="pve1", template=True,
-                 config={"scsi0": "ceph-vm:base-9002-disk-0", "tags": "talos;v1.13.6;zfs", "template": 1})
+                 config={"scsi0": "ceph-vm:base-9002-disk-0", "tags": "talos;talos-v1.13.6;zfs", "template": 1})
     (row,) = run_doctor().of("template")
     assert row.status is Status.PASS
     assert "capmox selects 9000" in row.seen and "not selected: 9002" in row.seen
@@ -217,7 +218,7 @@ def test_tls_is_verified_unless_the_spec_says_insecure(stand: FakePve, tenant_sp
 
 
 def test_privileges_at_an_unresolved_template_are_not_guessed(stand: FakePve, run_doctor: RunDoctor) -> None:
-    stand.vm(TEMPLATE).config["tags"] = "talos;v1.13.6;zfs"
+    stand.vm(TEMPLATE).config["tags"] = "talos;talos-v1.13.6;zfs"
     rows = run_doctor().of("privileges")
     assert [r.status for r in rows if "<template" in r.subject] == [Status.WARN, Status.WARN]
     assert not [r for r in rows if r.status is Status.FAIL]

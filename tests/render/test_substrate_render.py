@@ -76,9 +76,21 @@ def test_full_clone_passes_storage_and_format_through(proxmox_docs: Docs) -> Non
     assert (spec["full"], spec["storage"], spec["format"]) == (True, "local-zfs", "raw")
 
 
-def test_template_tags_are_sorted_and_deduplicated(proxmox_docs: Docs) -> None:
-    doc(proxmox_docs, "NodePool")["spec"]["proxmox"]["templateTags"] = ["v1.13.6", "talos", "v1.13.6", "base"]
-    assert machine_spec(render(proxmox_docs))["templateSelector"] == {"matchTags": ["base", "talos", "v1.13.6"]}
+def test_template_tags_are_sorted_and_deduplicated_with_the_talos_version_added(proxmox_docs: Docs) -> None:
+    doc(proxmox_docs, "NodePool")["spec"]["proxmox"]["templateTags"] = ["zfs", "talos", "zfs", "base"]
+    assert machine_spec(render(proxmox_docs))["templateSelector"] == {
+        "matchTags": ["base", "talos", "talos-v1.13.6", "zfs"]}
+
+
+def test_a_talos_upgrade_selects_the_template_of_the_new_version_and_renames_the_machine_template(
+    proxmox_docs: Docs,
+) -> None:
+    """Talos lives on the cloned disk: a version change must select another template, which rolls the pool."""
+    before = one(render(proxmox_docs), "ProxmoxMachineTemplate")
+    doc(proxmox_docs, "TenantCluster")["spec"]["talos"]["version"] = "v1.13.7"
+    after = one(render(proxmox_docs), "ProxmoxMachineTemplate")
+    assert after["spec"]["template"]["spec"]["templateSelector"] == {"matchTags": ["talos", "talos-v1.13.7"]}
+    assert after["metadata"]["name"] != before["metadata"]["name"]
 
 
 def test_template_id_selects_by_id(proxmox_docs: Docs) -> None:

@@ -378,6 +378,10 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(ppx, "templateTags", ["talos", "Bad Tag"]),
         "NodePool/md0.spec.proxmox.templateTags[1]", "'Bad Tag' is not a Proxmox tag",
     ),
+    "templateTags entry naming a Talos version": Case(
+        "proxmox.yaml", _set(ppx, "templateTags", ["talos", "v1.13.6"]),
+        "NodePool/md0.spec.proxmox.templateTags[1]", "tenantctl adds talos-<spec.talos.version> to the tags itself",
+    ),
     "duplicate allowedNodes": Case(
         "proxmox.yaml", _set(px, "allowedNodes", ["pve1", "pve2", "pve1"]),
         "TenantCluster/acme.spec.proxmox.allowedNodes[2]", "duplicate entry 'pve1' (already at index 0)",

@@ -157,3 +157,12 @@ def test_render_refuses_v136_with_the_default_kamaji_and_accepts_it_with_one_tha
     objects = render_tenant(tenant, kamaji=KamajiRelease("26.8.2-edge", "Platform/p spec.kamaji.version"))
     kcp = next(o for o in objects if o["kind"] == "KamajiControlPlane")
     assert kcp["spec"]["version"] == "v1.36.1"
+
+
+def test_a_template_id_pool_is_warned_that_talos_upgrades_never_reach_it() -> None:
+    docs = load_example("proxmox.yaml")
+    ppx = docs[1]["spec"]["proxmox"]
+    ppx.pop("templateTags")
+    ppx["templateID"] = 9000
+    warnings = [str(w) for w in parse_tenant_documents(docs).warnings]
+    assert [w for w in warnings if w.startswith("NodePool/md0.spec.proxmox.templateID: template 9000 holds one Talos")]

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from tenantctl.render.meta import Names, object_meta
 from tenantctl.render.sizing import capmox_memory_mib, num_cores
 from tenantctl.spec import NodePool, ProxmoxClusterSpec, TenantCluster
 
-__all__ = ["CAPMOX_API", "render_proxmox_cluster", "render_proxmox_machine_template"]
+__all__ = ["CAPMOX_API", "TALOS_TAG_PREFIX", "render_proxmox_cluster", "render_proxmox_machine_template",
+           "template_match_tags"]
 
 CAPMOX_API = "infrastructure.cluster.x-k8s.io/v1alpha1"
 # capmox allocates worker addresses from the InClusterIPPool it creates from ipv4Config.
 _IPV4_METRIC = 100
+TALOS_TAG_PREFIX = "talos-"
+"""A Proxmox template carries `talos-<version>` among its tags: the Talos its disk holds."""
+
+
+def template_match_tags(tags: Sequence[str], talos_version: str) -> list[str]:
+    """The tags capmox selects a pool's template by: the pool's, plus the Talos version the pool runs.
+
+    Talos lives on the template's disk, so a `talos.version` change must select another template, or
+    the spec and the nodes drift apart. capmox matches the exact set (sorted equality): hand it a
+    canonical one.
+    """
+    return sorted(set(tags) | {f"{TALOS_TAG_PREFIX}{talos_version}"})
 
 
 def _proxmox(cluster: TenantCluster) -> ProxmoxClusterSpec:
@@ -48,13 +62,12 @@ def render_proxmox_cluster(cluster: TenantCluster) -> dict[str, Any]:
     }
 
 
-def _machine_spec(pool: NodePool) -> dict[str, Any]:
+def _machine_spec(pool: NodePool, talos_version: str) -> dict[str, Any]:
     px = pool.spec.proxmox
     assert px is not None, "checked by the spec: proxmox pools have a proxmox block"
     spec: dict[str, Any] = {"sourceNode": px.source_node}
     if px.template_tags is not None:
-        # capmox matches the exact set of tags (sorted equality), so hand it a canonical set.
-        spec["templateSelector"] = {"matchTags": sorted(set(px.template_tags))}
+        spec["templateSelector"] = {"matchTags": template_match_tags(px.template_tags, talos_version)}
     else:
         spec["templateID"] = px.template_id
     # Always explicit: capmox's CRD defaults `full` to true, which would silently copy whole disks.
@@ -84,7 +97,7 @@ def _machine_spec(pool: NodePool) -> dict[str, Any]:
 
 def render_proxmox_machine_template(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
     names = Names(cluster)
-    spec = {"template": {"spec": _machine_spec(pool)}}
+    spec = {"template": {"spec": _machine_spec(pool, cluster.spec.talos.version)}}
     name = names.machine_template(pool, spec)
     return {
         "apiVersion": CAPMOX_API,

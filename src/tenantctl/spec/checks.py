@@ -464,6 +464,11 @@ def _check_resources(at: str, pool: NodePool, problems: Problems) -> None:
             problems.error(f"{at}.spec.resources.{field}", f"{raw!r} is more than a VM can be given ({shown})")
 
 
+TALOS_TEMPLATE_TAG = "talos-"
+"""The tag prefix tenantctl adds to a pool's templateTags: `talos-v1.13.6` selects that version's template."""
+_VERSION_TAG = re.compile(r"(talos-)?v[0-9]+[.][0-9]+([.][0-9]+)?")
+
+
 def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
     px = pool.spec.proxmox
     base = f"{at}.spec.proxmox"
@@ -486,6 +491,19 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
         for i, tag in enumerate(px.template_tags):
             if not full_match(PVE_TAG, tag):
                 problems.error(f"{base}.templateTags[{i}]", f"{tag!r} is not a Proxmox tag (a-z 0-9 _ - + .)")
+            elif _VERSION_TAG.match(tag):
+                problems.error(
+                    f"{base}.templateTags[{i}]",
+                    f"{tag!r} names a Talos version: tenantctl adds {TALOS_TEMPLATE_TAG}<spec.talos.version> to "
+                    "the tags itself, so a Talos upgrade selects that version's template; leave it out here",
+                )
+    elif px.template_id is not None:
+        problems.warn(
+            f"{base}.templateID",
+            f"template {px.template_id} holds one Talos version on its disk: a spec.talos.version change never "
+            f"reaches these workers; select by templateTags (plus {TALOS_TEMPLATE_TAG}<version> on each template) "
+            "so an upgrade rolls them",
+        )
     if not px.full:
         for field, value in (("storage", px.storage), ("format", px.format)):
             if value is not None:

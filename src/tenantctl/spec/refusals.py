@@ -70,6 +70,7 @@ REFUSALS: dict[str, Refusal] = {
     "storage with a linked clone": _c("`full || !has(storage)`"),
     "format with a linked clone": _c("`full || !has(format)`"),
     "templateTags and templateID": _c("exactly one of the two"),
+    "templateTags entry naming a Talos version": _w("not yet a CEL rule (tenantctl adds talos-<version> itself)"),
     "neither templateTags nor templateID": _c("exactly one of the two"),
     "proxmox pool without sizing": _w("reads the pool's cluster for its substrate"),
     "kubevirt pool with only cpu": _w("reads the pool's cluster for its substrate"),

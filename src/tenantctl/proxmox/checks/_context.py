@@ -11,6 +11,7 @@ from tenantctl.proxmox.inventory import Inventory
 from tenantctl.proxmox.privileges import Controller
 from tenantctl.proxmox.report import Row, Status
 from tenantctl.proxmox.templates import select_templates
+from tenantctl.render.proxmox import template_match_tags
 from tenantctl.spec import NodePool, ProxmoxPoolSpec, TenantCluster
 
 __all__ = ["FAIL", "PASS", "WARN", "Context", "describe", "resolve_template", "unreadable"]
@@ -42,14 +43,14 @@ def unreadable(check: str, ctx: Context, key: str, subject: str) -> list[Row]:
                 "(and /nodes) so the doctor can see it, or check the row by hand")]
 
 
-def resolve_template(spec: ProxmoxPoolSpec, inv: Inventory) -> Mapping[str, Any] | None:
-    """The template capmox would clone for this pool, or None when it would fail."""
+def resolve_template(spec: ProxmoxPoolSpec, inv: Inventory, talos_version: str) -> Mapping[str, Any] | None:
+    """The template capmox would clone for this pool (at `talos_version`), or None when it would fail."""
     if spec.template_id is not None:
         vm = inv.vm(spec.template_id)
         return vm if vm is not None and vm.get("template") and vm.get("node") == spec.source_node else None
     if spec.template_tags is None:
         return None
-    exact = select_templates(spec.template_tags, inv.vms).exact
+    exact = select_templates(template_match_tags(spec.template_tags, talos_version), inv.vms).exact
     return exact[0] if len(exact) == 1 else None
 
 

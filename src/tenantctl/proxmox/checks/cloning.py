@@ -10,6 +10,7 @@ from tenantctl.proxmox.inventory import Inventory
 from tenantctl.proxmox.report import Row
 from tenantctl.proxmox.storage import LINKED_CLONE, template_disks
 from tenantctl.proxmox.templates import select_templates
+from tenantctl.render.proxmox import template_match_tags
 from tenantctl.spec import ProxmoxPoolSpec
 
 # ------------------------------------------------------------------ nodes
@@ -47,7 +48,8 @@ def check_templates(ctx: Context) -> list[Row]:
         if spec.template_id is not None:
             rows.append(_template_id_row(subject, spec, ctx.inv))
         elif spec.template_tags is not None:
-            rows.append(_template_tags_row(subject, spec.template_tags, ctx.inv))
+            tags = template_match_tags(spec.template_tags, ctx.tenant.spec.talos.version)
+            rows.append(_template_tags_row(subject, tags, ctx.inv))
     return rows
 
 
@@ -96,7 +98,7 @@ def _template_tags_row(subject: str, tags: Sequence[str], inv: Inventory) -> Row
 def check_placement(ctx: Context) -> list[Row]:
     rows: list[Row] = []
     for name, spec in ctx.proxmox_pools:
-        vm = resolve_template(spec, ctx.inv)
+        vm = resolve_template(spec, ctx.inv, ctx.tenant.spec.talos.version)
         if vm is not None:
             rows += _placement_rows(f"NodePool/{name}", spec, vm, ctx)
     return rows
@@ -128,7 +130,7 @@ def check_clone_storage(ctx: Context) -> list[Row]:
     rows: list[Row] = []
     for name, spec in ctx.proxmox_pools:
         subject = f"NodePool/{name}"
-        vm = resolve_template(spec, ctx.inv)
+        vm = resolve_template(spec, ctx.inv, ctx.tenant.spec.talos.version)
         if spec.full:
             rows.append(_full_clone_row(subject, spec, vm, ctx.inv))
             continue

@@ -15,7 +15,7 @@ def check_talos(ctx: Context) -> list[Row]:
                 "does not ship (\"error waiting for agent: timed out\")")]
     vanilla = ctx.tenant.spec.talos.schematic_id == DEFAULT_SCHEMATIC_ID
     for name, spec in ctx.proxmox_pools:
-        vm = resolve_template(spec, ctx.inv)
+        vm = resolve_template(spec, ctx.inv, ctx.tenant.spec.talos.version)
         if vm is None or not agent_enabled(ctx.inv.configs.get(int(vm["vmid"]), {})):
             continue
         if vanilla:

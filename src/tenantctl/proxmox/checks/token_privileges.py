@@ -14,7 +14,7 @@ def stand_facts(ctx: Context) -> StandFacts:
     ids: dict[str, int] = {}
     stores: dict[str, tuple[str, ...]] = {}
     for name, spec in ctx.proxmox_pools:
-        vm = resolve_template(spec, ctx.inv)
+        vm = resolve_template(spec, ctx.inv, ctx.tenant.spec.talos.version)
         if vm is not None:
             ids[name] = int(vm["vmid"])
             stores[name] = tuple(dict.fromkeys(d.storage for d in template_disks(ctx.inv.configs.get(ids[name], {}))))
