@@ -164,5 +164,6 @@ def test_a_template_id_pool_is_warned_that_talos_upgrades_never_reach_it() -> No
     ppx = docs[1]["spec"]["proxmox"]
     ppx.pop("templateTags")
     ppx["templateID"] = 9000
-    warnings = [str(w) for w in parse_tenant_documents(docs).warnings]
-    assert [w for w in warnings if w.startswith("NodePool/md0.spec.proxmox.templateID: template 9000 holds one Talos")]
+    warnings = parse_tenant_documents(docs).warnings
+    assert [w for w in warnings if w.path == "NodePool/md0.spec.proxmox.templateID"
+            and w.message.startswith("template 9000 holds one Talos version on its disk")]
