@@ -27,6 +27,7 @@ TENANT_KINDS = [
 ]
 PLURALS = {
     "Secret": "v1/secrets",
+    "TenantCluster": "tenantctl.io/v1alpha1/tenantclusters",
     "Cluster": "cluster.x-k8s.io/v1beta1/clusters",
     "MachineDeployment": "cluster.x-k8s.io/v1beta1/machinedeployments",
     "MachineHealthCheck": "cluster.x-k8s.io/v1beta1/machinehealthchecks",
@@ -50,6 +51,15 @@ TALOS = {k: b64(v) for k, v in generate_talos_secrets().items()}
 
 def url(emulator: KubeEmulator) -> str:
     return str(emulator.url).rstrip("/")
+
+
+UPGRADING: dict[str, Any] = {
+    "phase": "Ready", "endpoint": "192.0.2.10",
+    "versions": {"controlPlane": "v1.33.8", "pools": {"md0": {"kubernetes": "v1.33.8", "talos": "v1.13.6"}}},
+    "upgrade": {"target": {"kubernetes": "v1.34.4", "talos": "v1.13.6"}, "stage": "ControlPlane",
+                "waiting": "the control plane to report v1.34.4", "remaining": ["md0"]},
+}
+"""A TenantCluster status the operator writes while the control plane upgrades."""
 
 
 def documents() -> list[dict[str, Any]]:

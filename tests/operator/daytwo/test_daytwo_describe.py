@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daytwo_support import NAME, NOW, NS, seed_day_two, url
+from daytwo_support import NAME, NOW, NS, UPGRADING, seed_day_two, set_status, url
 from kube_emulator import Fault, KubeEmulator
 from operator_support import kubeconfig_for
 from typer.testing import CliRunner
@@ -96,3 +96,20 @@ async def test_readme_shows_a_tree_from_this_fixture(mgmt: KubeEmulator, tenant:
     text = render_tree(await tree_of(mgmt))
     block = f"```text\n$ tenantctl describe tenant {NAME} -n {NS}\n{text}```"
     assert block in README.read_text(), f"README's describe example is stale; it now reads:\n{block}"
+
+
+async def test_an_upgrade_shows_its_stage_what_it_waits_for_and_what_runs_where(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    await seed_day_two(mgmt, tenant)
+    set_status(mgmt, "TenantCluster", NAME, UPGRADING)
+    root = await tree_of(mgmt)
+    node = find(root, "upgrade")
+    assert node.mark is Mark.PROGRESS
+    assert node.detail == ("to v1.34.4 / Talos v1.13.6: stage ControlPlane, waiting for the control plane to report "
+                           "v1.34.4; then pools md0")
+    assert find(node, "pool md0").detail == "v1.33.8 / Talos v1.13.6"
+    stalled = {**UPGRADING, "upgrade": {**UPGRADING["upgrade"], "stalled": "pool md0 is being remediated"}}
+    set_status(mgmt, "TenantCluster", NAME, stalled)
+    node = find(await tree_of(mgmt), "upgrade")
+    assert (node.mark, node.next) == (Mark.WRONG, "pool md0 is being remediated")

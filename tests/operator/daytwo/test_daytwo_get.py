@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daytwo_support import NAME, NOW, NS, applied, documents, seed_management, set_status, url
+from daytwo_support import NAME, NOW, NS, UPGRADING, applied, documents, seed_management, set_status, url
 from kube_emulator import KubeEmulator
 from operator_support import kubeconfig_for
 from typer.testing import CliRunner
@@ -85,3 +85,11 @@ async def test_an_unreachable_management_cluster_is_exit_1_not_a_traceback(tmp_p
 def test_age_is_kubectl_short() -> None:
     assert [age(t, FIXED_NOW) for t in ("2026-11-30T09:59:15Z", "2026-11-30T09:48:00Z", "2026-11-30T05:00:00Z",
                                         "2026-11-27T10:00:00Z", None)] == ["45s", "12m", "5h", "3d", "-"]
+
+
+async def test_an_upgrading_tenant_shows_what_runs_and_the_target(mgmt: KubeEmulator) -> None:
+    await seeded(mgmt)
+    set_status(mgmt, "TenantCluster", NAME, UPGRADING)
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        [row] = await list_tenants(api, NS, FIXED_NOW)
+    assert row.version == "v1.33.8→v1.34.4"

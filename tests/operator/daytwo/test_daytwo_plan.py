@@ -23,6 +23,7 @@ from tenant_support import doc
 from tenantctl.cli import app
 from tenantctl.operator.daytwo.plan import Action, TenantPlan, changed_fields, plan_cluster, render_text
 from tenantctl.operator.kube.client import Connection, KubeClient
+from tenantctl.render import render_cluster
 from tenantctl.spec import parse_tenant_documents
 
 pytestmark = [pytest.mark.timeout(20)]
@@ -183,3 +184,54 @@ async def test_readme_shows_a_plan_from_this_fixture(mgmt: KubeEmulator) -> None
     text = render_text([await plan_of(mgmt, docs)])
     block = f"```text\n$ tenantctl plan -f tenant.yaml\n{text}```"
     assert block in README.read_text(), f"README's plan example is stale; it now reads:\n{block}"
+
+
+async def test_a_version_change_plans_the_upgrade_stages_in_the_operators_order(
+    mgmt: KubeEmulator, tmp_path: Path
+) -> None:
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    newer = copy.deepcopy(docs)
+    newer[0]["spec"]["version"] = "v1.34"
+    plan = await plan_of(mgmt, newer)
+    assert plan.upgrade == [
+        "1. control plane acme: v1.33.8 -> v1.34.4 (no worker replaced; the pools wait until it reports the "
+        "target with every apiserver ready)",
+        "2. pool md0: v1.33.8 / Talos v1.13.6 -> v1.34.4 / Talos v1.13.6: 2 worker(s) replaced, maxSurge 1, "
+        "maxUnavailable 0 (after the previous stage has rolled out)",
+    ]
+    result = await asyncio.to_thread(invoke, mgmt, tmp_path, newer)
+    assert result.exit_code == 3 and "  upgrade, in this order:\n    1. control plane acme" in result.output
+
+
+async def test_a_talos_change_on_proxmox_rotates_the_pool_and_names_the_new_template(
+    mgmt: KubeEmulator,
+) -> None:
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    newer = copy.deepcopy(docs)
+    newer[0]["spec"]["talos"]["version"] = "v1.13.7"
+    plan = await plan_of(mgmt, newer)
+    assert plan.upgrade == [
+        "1. pool md0: v1.33.8 / Talos v1.13.6 -> v1.33.8 / Talos v1.13.7: 2 worker(s) replaced, maxSurge 1, "
+        "maxUnavailable 0"]
+    [rotation] = plan.rotations
+    assert rotation.note == "pool md0: 2 worker(s) replaced, maxSurge 1, maxUnavailable 0"
+    rendered = render_cluster(parse_tenant_documents(newer).clusters[0], parse_tenant_documents(newer).pools, None)
+    template = next(o for o in rendered if o["kind"] == "ProxmoxMachineTemplate")
+    assert rotation.name == template["metadata"]["name"]
+    assert template["spec"]["template"]["spec"]["templateSelector"]["matchTags"] == ["talos", "talos-v1.13.7"]
+
+
+async def test_a_skipped_minor_is_refused_by_plan_with_the_webhooks_words(mgmt: KubeEmulator, tmp_path: Path) -> None:
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    skipped = copy.deepcopy(docs)
+    skipped[0]["spec"]["version"] = "v1.35"
+    result = await asyncio.to_thread(invoke, mgmt, tmp_path, skipped)
+    assert result.exit_code == 2
+    assert ("TenantCluster/acme.spec.version: v1.33 → v1.35 skips a minor: Kamaji and the Kubernetes skew policy "
+            "upgrade one minor at a time") in result.output

@@ -212,3 +212,21 @@ def test_a_rollout_past_the_bound_stops_the_sequence_and_the_bound_counts_from_t
     other_stage = {**previous, "pool": "b"}
     later = start + datetime.timedelta(hours=1)
     assert decide("v1.35", "v1.13.6", ["a", "b"], live, 60, other_stage, later)[0].stalled is None, "a new stage"
+
+
+def _kamaji_deployment(image: str, name: str = "kamaji") -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "kamaji-system"},
+            "spec": {"template": {"spec": {"containers": [{"name": "manager", "image": image}]}}}}
+
+
+def test_the_kamaji_release_is_read_from_its_controllers_image_tag_where_the_tag_is_one() -> None:
+    from tenantctl.operator.phases.talos_api import kamaji_release_of
+
+    observed = kamaji_release_of([_kamaji_deployment("ghcr.io/clastix/kamaji:26.6.5-edge@sha256:" + "a" * 64)])
+    assert observed is not None and observed.release == "26.6.5-edge"
+    assert observed.source.startswith("observed: Deployment kamaji-system/kamaji runs ghcr.io/clastix/kamaji:26.6.5")
+    assert kamaji_release_of([_kamaji_deployment("registry:5000/clastix/kamaji:edge-25.12.4")]).release == (  # type: ignore[union-attr]
+        "edge-25.12.4")
+    assert kamaji_release_of([_kamaji_deployment("ghcr.io/cozystack/cozystack/kamaji:v1.6.0")]) is None, (
+        "a site's own build names no Kamaji release: it is declared instead")
+    assert kamaji_release_of([_kamaji_deployment("registry:5000/kamaji")]) is None

@@ -46,6 +46,10 @@ async def scrape(port: int) -> Samples:
         assert resp.status == 200
         assert resp.headers["Content-Type"].startswith("text/plain")
         text = await resp.text()
+    return parsed(text)
+
+
+def parsed(text: str) -> Samples:
     return {
         (s.name, frozenset(s.labels.items())): s.value
         for family in text_string_to_metric_families(text)
@@ -113,3 +117,20 @@ def test_json_log_lines_carry_the_tenants_namespace_and_name(caplog: pytest.LogC
     kopf_line = logging.LogRecord("kopf.objects", logging.WARNING, __file__, 1, "retrying", None, None)
     kopf_line.k8s_ref = {"namespace": "tenant-demo", "name": "demo", "kind": "TenantCluster"}
     assert {"namespace": "tenant-demo", "name": "demo"}.items() <= json.loads(JsonFormatter().format(kopf_line)).items()
+
+
+def test_tenants_are_counted_per_upgrade_stage_and_a_stage_left_drops_to_zero() -> None:
+    from tenantctl.operator.runtime.metrics import Metrics
+
+    metrics = Metrics()
+    metrics.upgrade_stage(("ns", "a"), "ControlPlane")
+    metrics.upgrade_stage(("ns", "b"), "ControlPlane")
+    metrics.upgrade_stage(("ns", "a"), "Pool")
+    text = parsed(metrics.exposition().decode())
+    assert value(text, "tenantctl_upgrade_stage", stage="ControlPlane") == 1
+    assert value(text, "tenantctl_upgrade_stage", stage="Pool") == 1
+    metrics.upgrade_stage(("ns", "a"), None)
+    metrics.upgrade_stage(("ns", "b"), None)
+    text = parsed(metrics.exposition().decode())
+    assert value(text, "tenantctl_upgrade_stage", stage="ControlPlane") == 0
+    assert value(text, "tenantctl_upgrade_stage", stage="Pool") == 0

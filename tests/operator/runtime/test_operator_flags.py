@@ -89,6 +89,8 @@ def test_one_run_of_the_operator_names_every_bad_flag_and_variable(tmp_path: Pat
         ("--peering", "-bad-", "DNS subdomain"),
         ("--management-cluster-domain", "cluster.local.", "DNS domain"),
         ("--log-format", "JSON", "text, json"),
+        ("--kamaji-version", "latest", "not a Kamaji edge release"),
+        ("--pool-rollout-timeout", "0s", "positive duration"),
     ],
 )
 def test_each_bad_value_is_refused_naming_its_flag(flag: str, value: str, fragment: str) -> None:
@@ -104,7 +106,8 @@ def test_good_values_become_the_settings(tmp_path: Path) -> None:
     start = operator_start(
         {"--resync": "30.5", "--shard": "1/3", "--peering": "tenantctl-operator-shard-1-of-3", "--webhook-port": "9443",
          "--webhook-cert-dir": str(tmp_path), "--metrics-port": "9090", "--liveness": "http://0.0.0.0:8080/healthz",
-         "--log-format": "json", "--management-cluster-domain": "mgmt.example", "--requeue": "20s"},
+         "--log-format": "json", "--management-cluster-domain": "mgmt.example", "--requeue": "20s",
+         "--kamaji-version": "26.6.5-edge", "--pool-rollout-timeout": "1h"},
         connect,
     )
     settings = start.settings
@@ -112,6 +115,7 @@ def test_good_values_become_the_settings(tmp_path: Path) -> None:
     assert settings.webhook is not None and (settings.webhook.port, settings.webhook.cert_dir) == (9443, str(tmp_path))
     assert settings.metrics is not None and settings.metrics.port == 9090
     assert settings.management_cluster_domain == "mgmt.example"
+    assert (settings.kamaji_release, settings.pool_rollout_timeout) == ("26.6.5-edge", 3600.0)
     assert (start.peering, start.liveness, start.log_format) == (
         "tenantctl-operator-shard-1-of-3", "http://0.0.0.0:8080/healthz", LogFormat.JSON
     )
@@ -121,6 +125,7 @@ def test_unset_flags_keep_the_defaults() -> None:
     start = operator_start({}, connect)
     assert (start.settings.webhook, start.settings.metrics, start.peering, start.liveness) == (None, None, None, None)
     assert start.settings.resync_interval == 60.0 and start.log_format is LogFormat.TEXT
+    assert (start.settings.kamaji_release, start.settings.pool_rollout_timeout) == (None, 1800.0)
 
 
 def test_another_shards_peering_is_refused_and_a_name_of_ones_own_is_not() -> None:

@@ -128,6 +128,7 @@ async def describe_tenant(
         f"age {age(body['metadata'].get('creationTimestamp'), now)}",
     )
     _conditions(root.add(TreeNode("conditions")), body)
+    _upgrade(root, status)
     if body["metadata"].get("deletionTimestamp"):
         _teardown(root, status.get("teardown") or {})
     pools = await _list(api, API, "NodePool", namespace)
@@ -150,6 +151,28 @@ async def describe_tenant(
     await _storage(api, root, names, cluster.spec.substrate, tenant)
     await _helm_releases(api, root, namespace, name)
     return root
+
+
+def _upgrade(root: TreeNode, status: Mapping[str, Any]) -> None:
+    """What runs where, and during an upgrade its stage and what it waits for."""
+    upgrade, versions = status.get("upgrade") or {}, status.get("versions") or {}
+    if not upgrade and not versions:
+        return
+    if not upgrade:
+        root.add(TreeNode("versions", Mark.OK, f"control plane {versions.get('controlPlane', '-')}"))
+        return
+    target = upgrade.get("target") or {}
+    stage = f"{upgrade.get('stage')}" + (f" {upgrade['pool']}" if upgrade.get("pool") else "")
+    node = root.add(TreeNode(
+        "upgrade", Mark.WRONG if upgrade.get("stalled") else Mark.PROGRESS,
+        f"to {target.get('kubernetes')} / Talos {target.get('talos')}: stage {stage}, waiting for "
+        f"{upgrade.get('waiting')}" + (f"; then pools {', '.join(upgrade['remaining'])}" if upgrade.get("remaining")
+                                       else ""),
+        upgrade.get("stalled") or "",
+    ))
+    node.add(TreeNode("control plane", Mark.INFO, str(versions.get("controlPlane", "-"))))
+    for pool, runs in sorted((versions.get("pools") or {}).items()):
+        node.add(TreeNode(f"pool {pool}", Mark.INFO, f"{runs.get('kubernetes')} / Talos {runs.get('talos')}"))
 
 
 def _as_written(doc: Mapping[str, Any]) -> Obj:

@@ -112,6 +112,15 @@ def _replicas(md: Mapping[str, Any] | None) -> tuple[int, int]:
     return int(_status(md).get("readyReplicas") or 0), int((md.get("spec") or {}).get("replicas") or 0)
 
 
+def _version(spec: Mapping[str, Any], status: Mapping[str, Any]) -> str:
+    """The spec's version, or `running→target` while an upgrade runs (the control plane's, then the pools')."""
+    upgrade = status.get("upgrade") or {}
+    if not upgrade:
+        return str(spec.get("version", "-"))
+    running = (status.get("versions") or {}).get("controlPlane", "-")
+    return f"{running}→{(upgrade.get('target') or {}).get('kubernetes', spec.get('version', '-'))}"
+
+
 async def list_tenants(api: KubeClient, namespace: str | None, now: datetime.datetime) -> list[TenantRow]:
     tenants = await _list(api, API, "TenantCluster", namespace)
     mds = await machine_deployments(api, namespace)
@@ -126,7 +135,7 @@ async def list_tenants(api: KubeClient, namespace: str | None, now: datetime.dat
                 ready, desired = ready + r, desired + d
         cond = _ready_condition(tc)
         rows.append(TenantRow(
-            namespace=ns, name=name, substrate=str(spec.get("substrate", "-")), version=str(spec.get("version", "-")),
+            namespace=ns, name=name, substrate=str(spec.get("substrate", "-")), version=_version(spec, status),
             phase=str(status.get("phase") or "-"), endpoint=str(status.get("endpoint") or "-"),
             pools_ready=ready, pools_desired=desired, age=age(meta.get("creationTimestamp"), now),
             ready_reason=str(cond.get("reason") or "-"), ready_message=str(cond.get("message") or ""),

@@ -23,12 +23,17 @@ from tenantctl.operator.phases.observe import (
     observe,
     talos_secrets_from,
 )
+from tenantctl.operator.phases.upgrade import Versions, live_state
+from tenantctl.problems import Problems
 from tenantctl.render import Names, cluster_labels, render_cluster
+from tenantctl.render.kamaji import KAMAJI_API
 from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import NodePool, TenantCluster
-from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
+from tenantctl.spec.checks import ref
+from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_version_change, installed_patch
+from tenantctl.spec.versions import patch_key
 
-__all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster"]
+__all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster", "upgrade_sequence"]
 
 Obj = dict[str, Any]
 API = "tenantctl.io/v1alpha1"
@@ -67,6 +72,8 @@ class TenantPlan:
     changes: list[Change] = field(default_factory=list)
     spec_unchanged: bool = False
     waiting: str = ""
+    upgrade: list[str] = field(default_factory=list)
+    """The stages the operator would run, in order, with the workers each replaces (empty: none)."""
 
     @property
     def changed(self) -> bool:
@@ -198,6 +205,7 @@ async def plan_cluster(
         plan.waiting = observation.message
     desired = render_cluster(cluster, pools, observation.observed, charts, images, kamaji)
     live_docs = await _live_documents(api, ns)
+    _refuse_version_change(cluster, live_docs.get(("TenantCluster", name)))
     plan.spec_unchanged = _file_spec_is_live(live_docs, documents)
     previous = ((live_docs.get(("TenantCluster", name)) or {}).get("status") or {}).get("inventory") or []
     resources: dict[str, Resource | None] = {}
@@ -211,6 +219,7 @@ async def plan_cluster(
         for obj in await api.list(res, *scoped):
             live[key, obj["metadata"]["name"]] = obj
     replicas = _pool_replicas(desired, live)
+    plan.upgrade = upgrade_sequence(cluster, [p.metadata.name for p in pools], live, replicas)
     templates_live = {obj["metadata"].get("labels", {}).get(POOL_LABEL) for (k, _), obj in live.items()
                       if _split(k)[1] in _MACHINE_TEMPLATES}
     for obj in desired:
@@ -248,6 +257,51 @@ async def plan_cluster(
     return plan
 
 
+def _refuse_version_change(cluster: TenantCluster, live: Mapping[str, Any] | None) -> None:
+    """What the CRD and the webhook refuse of this change from the live TenantCluster, in their words."""
+    if live is None:
+        return
+    spec = live.get("spec") or {}
+    problems = Problems()
+    check_version_change(
+        ref("TenantCluster", cluster.metadata.name), str(spec.get("version", cluster.spec.version)),
+        cluster.spec.version, str((spec.get("talos") or {}).get("version", cluster.spec.talos.version)),
+        cluster.spec.talos.version, problems,
+    )
+    problems.raise_if_errors()
+
+
+def upgrade_sequence(
+    cluster: TenantCluster,
+    pools: Sequence[str],
+    live: Mapping[tuple[str, str], Obj],
+    replicas: Mapping[str, tuple[int, Any, Any]],
+) -> list[str]:
+    """The upgrade stages the operator would run from the live objects, in its order (`phases.upgrade`)."""
+    names = Names(cluster)
+    kcp = live.get((f"{KAMAJI_API}/KamajiControlPlane", names.control_plane))
+    if kcp is None:
+        return []
+    mds = [o for (k, _), o in live.items() if _split(k)[1] == "MachineDeployment"]
+    state = live_state(kcp, mds, [], cluster.spec.talos.version)
+    target = Versions(installed_patch(cluster.spec.version), cluster.spec.talos.version)
+    steps: list[str] = []
+    if state.control_plane and patch_key(state.control_plane) != patch_key(target.kubernetes):
+        steps.append(f"control plane {names.control_plane}: {state.control_plane} -> {target.kubernetes} "
+                     "(no worker replaced; the pools wait until it reports the target with every apiserver ready)")
+    for pool in sorted(pools):
+        running = state.pools.get(pool)
+        if running is None or running.running == target:
+            continue
+        workers, surge, unavailable = replicas.get(pool, (0, None, None))
+        steps.append(
+            f"pool {pool}: {running.running.kubernetes} / Talos {running.running.talos} -> {target.kubernetes} / "
+            f"Talos {target.talos}: {workers} worker(s) replaced, maxSurge {surge}, maxUnavailable {unavailable}"
+            + (" (after the previous stage has rolled out)" if steps else "")
+        )
+    return [f"{i}. {step}" for i, step in enumerate(steps, 1)]
+
+
 def _pool_replicas(desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj]) -> dict[str, tuple[int, Any, Any]]:
     """Per pool: live workers (the MachineDeployment's), and the rendered surge and unavailability."""
     out: dict[str, tuple[int, Any, Any]] = {}
@@ -277,6 +331,9 @@ def render_text(plans: Sequence[TenantPlan]) -> str:
             lines.append("  !! WORKERS WILL ROLL WITHOUT A SPEC CHANGE: this tenantctl renders new machine templates")
             lines.append("  !! for an input the cluster already holds; every worker of these pools is replaced:")
             lines += [f"  !!   {c.note}" for c in plan.rotations]
+        if plan.upgrade:
+            lines.append("  upgrade, in this order:")
+            lines += [f"    {step}" for step in plan.upgrade]
         if plan.waiting:
             lines.append(f"  (waiting: {plan.waiting}; TalosConfigTemplates and add-ons not rendered yet)")
         for change in plan.changes:

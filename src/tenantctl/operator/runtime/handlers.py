@@ -228,6 +228,7 @@ async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_po
         took = clock() - started
         ctx.metrics.pass_done(Outcome.WAITING if result.requeue else Outcome.CONVERGED, took)
         ctx.metrics.phase((namespace, name), result.status.get("phase"))
+        ctx.metrics.upgrade_stage((namespace, name), (result.status.get("upgrade") or {}).get("stage"))
         ctx.passes[namespace, name] += 1
         object_logger(namespace, name).debug("pass %d took %.3fs", ctx.passes[namespace, name], took)
         return None if result.poll else result.requeue
@@ -385,6 +386,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
             report = await teardown(scope)
         ctx.metrics.teardown_leftovers(report.steps)
         ctx.metrics.phase((namespace, name), None)
+        ctx.metrics.upgrade_stage((namespace, name), None)
         await release(api, TENANT_CLUSTERS, namespace, name, own)
 
     @kopf.on.delete(**clusters)  # type: ignore[arg-type]

@@ -35,6 +35,29 @@ class Outcome:
     FAILED = "failed"
 
 
+class _Census:
+    """How many tenants have each value of one label; a value once seen stays a series (at 0), so a
+    tenant leaving it shows as a drop, not as a vanished line."""
+
+    def __init__(self, gauge: Any, label: str) -> None:
+        self._gauge, self._label = gauge, label
+        self._of: dict[Key, str] = {}
+        self._counts: collections.Counter[str] = collections.Counter()
+
+    def record(self, key: Key, value: str | None) -> None:
+        previous = self._of.pop(key, None) if value is None else self._of.get(key)
+        if value is not None:
+            self._of[key] = value
+        if previous == value:
+            return
+        if previous is not None:
+            self._counts[previous] -= 1
+            self._gauge.labels(**{self._label: previous}).set(self._counts[previous])
+        if value is not None:
+            self._counts[value] += 1
+            self._gauge.labels(**{self._label: value}).set(self._counts[value])
+
+
 class Metrics:
     """The operator's series, and the tenants' last phases they are counted from."""
 
@@ -60,9 +83,12 @@ class Metrics:
             "tenantctl_teardown_leftovers", "Objects or disks teardown left behind, by step.", ["step"],
             registry=self.registry,
         )
-        self._phases: dict[Key, str] = {}
-        self._counts: collections.Counter[str] = collections.Counter()
-        """Tenants per phase; a phase once seen stays a series (at 0), so a tenant leaving it shows as a drop."""
+        self.upgrades = Gauge(
+            "tenantctl_upgrade_stage", "TenantClusters in an upgrade, by stage (ControlPlane, Pool).", ["stage"],
+            registry=self.registry,
+        )
+        self._phases = _Census(self.tenants, "phase")
+        self._stages = _Census(self.upgrades, "stage")
 
     def request(self, verb: str, status: int | None) -> None:
         """One API request attempt; `status` None when no answer came (connection failure, timeout)."""
@@ -75,17 +101,11 @@ class Metrics:
 
     def phase(self, key: Key, phase: str | None) -> None:
         """Record the tenant's phase (None: it is gone) and move it between the gauge's series."""
-        previous = self._phases.pop(key, None) if phase is None else self._phases.get(key)
-        if phase is not None:
-            self._phases[key] = phase
-        if previous == phase:
-            return
-        if previous is not None:
-            self._counts[previous] -= 1
-            self.tenants.labels(phase=previous).set(self._counts[previous])
-        if phase is not None:
-            self._counts[phase] += 1
-            self.tenants.labels(phase=phase).set(self._counts[phase])
+        self._phases.record(key, phase)
+
+    def upgrade_stage(self, key: Key, stage: str | None) -> None:
+        """Record the tenant's upgrade stage (None: none runs, or the tenant is gone)."""
+        self._stages.record(key, stage)
 
     def teardown_leftovers(self, steps: list[dict[str, Any]]) -> None:
         for step in steps:
