@@ -44,7 +44,9 @@ STAND_VARIABLES: tuple[StandVariable, ...] = (
     StandVariable("TENANTCTL_PVE_PREFIX", "prefix length of the worker subnet", "24"),
     StandVariable("TENANTCTL_PVE_BRIDGE", "bridge of the worker NIC", "vmbr0"),
     StandVariable("TENANTCTL_PVE_INSECURE", "true only for a stand with a self-signed certificate", "false"),
-    StandVariable("TENANTCTL_PVE_TEMPLATE_TAGS", "tags of the Talos template, comma-separated", "talos,v1.13.6"),
+    StandVariable(
+        "TENANTCTL_PVE_TEMPLATE_TAGS", "tags of the Talos template besides talos-<version>, comma-separated", "talos"
+    ),
     StandVariable("TENANTCTL_TENANT_NAMESPACE", "namespace of the throwaway tenant", "tenant-e2e"),
     StandVariable("TENANTCTL_TENANT_NAME", "name of the throwaway TenantCluster", "e2e"),
     StandVariable("TENANTCTL_WORKERS", "worker replicas to wait for", "1"),
