@@ -55,9 +55,9 @@ def url(emulator: KubeEmulator) -> str:
 
 UPGRADING: dict[str, Any] = {
     "phase": "Ready", "endpoint": "192.0.2.10",
-    "versions": {"controlPlane": "v1.33.8", "pools": {"md0": {"kubernetes": "v1.33.8", "talos": "v1.13.6"}}},
-    "upgrade": {"target": {"kubernetes": "v1.34.4", "talos": "v1.13.6"}, "stage": "ControlPlane",
-                "waiting": "the control plane to report v1.34.4", "remaining": ["md0"]},
+    "versions": {"controlPlane": "v1.33.13", "pools": {"md0": {"kubernetes": "v1.33.13", "talos": "v1.13.6"}}},
+    "upgrade": {"target": {"kubernetes": "v1.34.9", "talos": "v1.13.6"}, "stage": "ControlPlane",
+                "waiting": "the control plane to report v1.34.9", "remaining": ["md0"]},
 }
 """A TenantCluster status the operator writes while the control plane upgrades."""
 

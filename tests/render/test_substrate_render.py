@@ -135,7 +135,7 @@ def test_apiserver_service_type(example: str, service_type: str) -> None:
 
 
 def test_minor_resolves_to_patch_and_full_patch_is_kept(proxmox_docs: Docs) -> None:
-    assert one(render(proxmox_docs), "KamajiControlPlane")["spec"]["version"] == "v1.33.8"
+    assert one(render(proxmox_docs), "KamajiControlPlane")["spec"]["version"] == "v1.33.13"
     doc(proxmox_docs, "TenantCluster")["spec"]["version"] = "v1.33.2"
     objs = render(proxmox_docs)
     assert one(objs, "KamajiControlPlane")["spec"]["version"] == "v1.33.2"

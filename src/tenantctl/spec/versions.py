@@ -59,9 +59,9 @@ KUBERNETES: dict[str, KubernetesMinor] = {
     "v1.29": KubernetesMinor("v1.29.15", kamaji="edge-24.7.1"),
     "v1.30": KubernetesMinor("v1.30.14", kamaji="edge-24.7.1"),
     "v1.31": KubernetesMinor("v1.31.14", kamaji="edge-24.9.1"),
-    "v1.32": KubernetesMinor("v1.32.12", kamaji="edge-25.3.1"),
-    "v1.33": KubernetesMinor("v1.33.8", kamaji="edge-25.4.1"),
-    "v1.34": KubernetesMinor("v1.34.4", kamaji="edge-25.9.2"),
+    "v1.32": KubernetesMinor("v1.32.13", kamaji="edge-25.3.1"),
+    "v1.33": KubernetesMinor("v1.33.13", kamaji="edge-25.4.1"),
+    "v1.34": KubernetesMinor("v1.34.9", kamaji="edge-25.9.2"),
     # proxy-server:v0.35.0 was never published (Cozystack files/konnectivity-versions.yaml pins v0.34.0).
     "v1.35": KubernetesMinor("v1.35.6", kamaji="edge-25.12.4", konnectivity="v0.34.0"),
     "v1.36": KubernetesMinor(

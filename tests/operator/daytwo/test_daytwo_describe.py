@@ -106,9 +106,9 @@ async def test_an_upgrade_shows_its_stage_what_it_waits_for_and_what_runs_where(
     root = await tree_of(mgmt)
     node = find(root, "upgrade")
     assert node.mark is Mark.PROGRESS
-    assert node.detail == ("to v1.34.4 / Talos v1.13.6: stage ControlPlane, waiting for the control plane to report "
-                           "v1.34.4; then pools md0")
-    assert find(node, "pool md0").detail == "v1.33.8 / Talos v1.13.6"
+    assert node.detail == ("to v1.34.9 / Talos v1.13.6: stage ControlPlane, waiting for the control plane to report "
+                           "v1.34.9; then pools md0")
+    assert find(node, "pool md0").detail == "v1.33.13 / Talos v1.13.6"
     stalled = {**UPGRADING, "upgrade": {**UPGRADING["upgrade"], "stalled": "pool md0 is being remediated"}}
     set_status(mgmt, "TenantCluster", NAME, stalled)
     node = find(await tree_of(mgmt), "upgrade")

@@ -92,4 +92,4 @@ async def test_an_upgrading_tenant_shows_what_runs_and_the_target(mgmt: KubeEmul
     set_status(mgmt, "TenantCluster", NAME, UPGRADING)
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
         [row] = await list_tenants(api, NS, FIXED_NOW)
-    assert row.version == "v1.33.8→v1.34.4"
+    assert row.version == "v1.33.13→v1.34.9"

@@ -196,9 +196,9 @@ async def test_a_version_change_plans_the_upgrade_stages_in_the_operators_order(
     newer[0]["spec"]["version"] = "v1.34"
     plan = await plan_of(mgmt, newer)
     assert plan.upgrade == [
-        "1. control plane acme: v1.33.8 -> v1.34.4 (no worker replaced; the pools wait until it reports the "
+        "1. control plane acme: v1.33.13 -> v1.34.9 (no worker replaced; the pools wait until it reports the "
         "target with every apiserver ready)",
-        "2. pool md0: v1.33.8 / Talos v1.13.6 -> v1.34.4 / Talos v1.13.6: 2 worker(s) replaced, maxSurge 1, "
+        "2. pool md0: v1.33.13 / Talos v1.13.6 -> v1.34.9 / Talos v1.13.6: 2 worker(s) replaced, maxSurge 1, "
         "maxUnavailable 0 (after the previous stage has rolled out)",
     ]
     result = await asyncio.to_thread(invoke, mgmt, tmp_path, newer)
@@ -215,7 +215,7 @@ async def test_a_talos_change_on_proxmox_rotates_the_pool_and_names_the_new_temp
     newer[0]["spec"]["talos"]["version"] = "v1.13.7"
     plan = await plan_of(mgmt, newer)
     assert plan.upgrade == [
-        "1. pool md0: v1.33.8 / Talos v1.13.6 -> v1.33.8 / Talos v1.13.7: 2 worker(s) replaced, maxSurge 1, "
+        "1. pool md0: v1.33.13 / Talos v1.13.6 -> v1.33.13 / Talos v1.13.7: 2 worker(s) replaced, maxSurge 1, "
         "maxUnavailable 0"]
     [rotation] = plan.rotations
     assert rotation.note == "pool md0: 2 worker(s) replaced, maxSurge 1, maxUnavailable 0"

@@ -83,7 +83,7 @@ def upgrading(mgmt: KubeEmulator) -> dict[str, Any]:
 
 async def converged_at_v133(mgmt: KubeEmulator, tenant: KubeEmulator, ctx: Any) -> None:
     await eventually(lambda: condition(mgmt.get(TC, NS, NAME), "Ready").get("status") == "True")
-    control_plane_reports(mgmt, "v1.33.8")
+    control_plane_reports(mgmt, "v1.33.13")
     rolled_out(mgmt, "demo-big")
     rolled_out(mgmt, "demo-md0")
     await quiet(ctx, mgmt, KUBEVIRT)
@@ -98,34 +98,34 @@ async def test_the_control_plane_moves_first_then_each_pool_after_the_previous_r
         assert upgrading(mgmt)["status"] == "False" and upgrading(mgmt)["reason"] == "UpToDate"
         start = len(mgmt.writes())
         change_version(mgmt, "v1.34")
-        await eventually(lambda: kcp_version(mgmt) == "v1.34.4")
+        await eventually(lambda: kcp_version(mgmt) == "v1.34.9")
         await one_more_pass(ctx, KUBEVIRT)
         await one_more_pass(ctx, KUBEVIRT)
-        assert (md_version(mgmt, "demo-big"), md_version(mgmt, "demo-md0")) == ("v1.33.8", "v1.33.8")
+        assert (md_version(mgmt, "demo-big"), md_version(mgmt, "demo-md0")) == ("v1.33.13", "v1.33.13")
         assert upgrading(mgmt)["reason"] == "UpgradingControlPlane"
         status = mgmt.get(TC, NS, NAME)["status"]  # type: ignore[index]
         assert status["upgrade"]["stage"] == "ControlPlane" and status["upgrade"]["remaining"] == ["big", "md0"]
 
-        control_plane_reports(mgmt, "v1.34.4", ready=False)  # reported, not every apiserver ready yet
+        control_plane_reports(mgmt, "v1.34.9", ready=False)  # reported, not every apiserver ready yet
         await one_more_pass(ctx, KUBEVIRT)
-        assert md_version(mgmt, "demo-big") == "v1.33.8"
-        control_plane_reports(mgmt, "v1.34.4")
-        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.34.4")
+        assert md_version(mgmt, "demo-big") == "v1.33.13"
+        control_plane_reports(mgmt, "v1.34.9")
+        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.34.9")
         rolling(mgmt, "demo-big")
         await one_more_pass(ctx, KUBEVIRT)
         await one_more_pass(ctx, KUBEVIRT)
-        assert md_version(mgmt, "demo-md0") == "v1.33.8", "the next pool waits for the previous rollout"
+        assert md_version(mgmt, "demo-md0") == "v1.33.13", "the next pool waits for the previous rollout"
         assert upgrading(mgmt)["reason"] == "UpgradingPool"
         assert "pool big to finish its rollout" in upgrading(mgmt)["message"]
 
         rolled_out(mgmt, "demo-big")
-        await eventually(lambda: md_version(mgmt, "demo-md0") == "v1.34.4")
+        await eventually(lambda: md_version(mgmt, "demo-md0") == "v1.34.9")
         rolled_out(mgmt, "demo-md0")
         await eventually(lambda: upgrading(mgmt).get("reason") == "UpToDate")
         status = mgmt.get(TC, NS, NAME)["status"]  # type: ignore[index]
         assert "upgrade" not in status
-        assert status["versions"]["pools"] == {"big": {"kubernetes": "v1.34.4", "talos": "v1.13.6"},
-                                               "md0": {"kubernetes": "v1.34.4", "talos": "v1.13.6"}}
+        assert status["versions"]["pools"] == {"big": {"kubernetes": "v1.34.9", "talos": "v1.13.6"},
+                                               "md0": {"kubernetes": "v1.34.9", "talos": "v1.13.6"}}
     kcp = writes_of(mgmt, "kamajicontrolplanes", NAME, start)
     big = writes_of(mgmt, "machinedeployments", "demo-big", start)
     md0 = writes_of(mgmt, "machinedeployments", "demo-md0", start)
@@ -141,9 +141,9 @@ async def test_a_remediating_pool_stops_the_sequence_with_the_reason(mgmt: KubeE
     async with running_operator(mgmt) as ctx:
         await converged_at_v133(mgmt, tenant, ctx)
         change_version(mgmt, "v1.34")
-        await eventually(lambda: kcp_version(mgmt) == "v1.34.4")
-        control_plane_reports(mgmt, "v1.34.4")
-        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.34.4")
+        await eventually(lambda: kcp_version(mgmt) == "v1.34.9")
+        control_plane_reports(mgmt, "v1.34.9")
+        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.34.9")
         rolling(mgmt, "demo-big")
         _status(mgmt, MHC, "demo-big", {"expectedMachines": 2, "currentHealthy": 1})
         await eventually(lambda: condition(mgmt.get(TC, NS, NAME), "Ready").get("reason") == "UpgradeStalled")
@@ -152,7 +152,7 @@ async def test_a_remediating_pool_stops_the_sequence_with_the_reason(mgmt: KubeE
         assert ready["message"] == ("pool big is being remediated: its MachineHealthCheck sees 1/2 machines healthy; "
                                     "the pools after it wait")
         await one_more_pass(ctx, KUBEVIRT)
-        assert md_version(mgmt, "demo-md0") == "v1.33.8", "never the next pool over an unhealthy one"
+        assert md_version(mgmt, "demo-md0") == "v1.33.13", "never the next pool over an unhealthy one"
 
 
 async def test_a_new_tenant_is_created_at_the_target_directly(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
@@ -160,14 +160,14 @@ async def test_a_new_tenant_is_created_at_the_target_directly(mgmt: KubeEmulator
     assert docs[0]["spec"]["version"] == "v1.33"
     async with running_operator(mgmt):
         await eventually(lambda: mgmt.get(MD, NS, "demo-md0") is not None and mgmt.get(MD, NS, "demo-big") is not None)
-        assert kcp_version(mgmt) == md_version(mgmt, "demo-md0") == md_version(mgmt, "demo-big") == "v1.33.8"
+        assert kcp_version(mgmt) == md_version(mgmt, "demo-md0") == md_version(mgmt, "demo-big") == "v1.33.13"
         assert "upgrade" not in (mgmt.get(TC, NS, NAME) or {}).get("status", {})
 
 
 # -- the decision alone, on states the emulator tests do not reach --------------------------------------------
 
 TARGET = Versions("v1.35.6", "v1.13.6")
-OLD = Versions("v1.34.4", "v1.13.6")
+OLD = Versions("v1.34.9", "v1.13.6")
 
 
 def _pool(running: Versions, *, done: bool = True) -> PoolState:
@@ -185,10 +185,10 @@ def test_a_talos_only_change_rolls_the_pools_in_name_order_and_leaves_the_contro
 
 
 def test_a_pool_added_during_the_control_plane_stage_joins_at_what_the_apiserver_runs() -> None:
-    live = LiveState("v1.34.4", "v1.34.4", True, (2, 2), {"a": _pool(OLD)})
+    live = LiveState("v1.34.9", "v1.34.9", True, (2, 2), {"a": _pool(OLD)})
     decision, _ = decide("v1.35", "v1.13.6", ["a", "new"], live, 60)
     assert decision.stage is Stage.CONTROL_PLANE
-    assert decision.held == {"a": OLD, "new": Versions("v1.34.4", "v1.13.6")}
+    assert decision.held == {"a": OLD, "new": Versions("v1.34.9", "v1.13.6")}
 
 
 def test_the_last_pool_keeps_the_stage_until_its_rollout_completes_and_a_scaling_pool_is_no_upgrade() -> None:
