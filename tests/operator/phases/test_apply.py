@@ -92,7 +92,7 @@ async def test_create_applies_every_rendered_object_and_reports_ready(mgmt: Kube
     assert status["observedGeneration"] == 1
     assert status["endpoint"] == "192.0.2.10"
     assert {c["type"] for c in status["conditions"]} == {
-        "Ready", "Applied", "CredentialsReady", "EndpointReady", "TenantBootstrapped", "TalosAPI"}
+        "Ready", "Applied", "CredentialsReady", "EndpointReady", "TenantBootstrapped", "TalosAPI", "Upgrading"}
     assert "tenantctl.io/teardown" in tc["metadata"]["finalizers"]
     pool = mgmt.get(NP, "tenant-acme", "md0")
     assert condition(pool, "Ready")["status"] == "True"

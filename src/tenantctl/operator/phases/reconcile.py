@@ -8,6 +8,7 @@ A refusal stops at validate and becomes `Ready=False/InvalidSpec`; it never rais
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,12 +153,19 @@ async def _upgrade_stage(scope: Scope) -> None:
         cluster.spec.version, cluster.spec.talos.version, [p.metadata.name for p in scope.pools], live,
         scope.settings.pool_rollout_timeout, previous,
     )
-    scope.upgrade = decision
     scope.upgrade_since = since.strftime("%Y-%m-%dT%H:%M:%SZ") if since is not None else None
-    scope.running = {
-        **({"controlPlane": live.reported or live.control_plane} if live.control_plane else {}),
-        "pools": {name: state.running.as_status() for name, state in sorted(live.pools.items())},
-    }
+    if decision.created:
+        scope.running = {
+            **({"controlPlane": live.reported or live.control_plane} if live.control_plane else {}),
+            "pools": {name: state.running.as_status() for name, state in sorted(live.pools.items())},
+        }
+    else:
+        # A new tenant: this pass creates every part at the target, so that is what the status says runs
+        # (the next pass reads the same from the objects and writes nothing).
+        decision = dataclasses.replace(decision, created=True)
+        scope.running = {"controlPlane": decision.target.kubernetes,
+                         "pools": {p.metadata.name: decision.target.as_status() for p in scope.pools}}
+    scope.upgrade = decision
     stage = (decision.stage, decision.pool) if decision.upgrading else None
     before = (previous.get("stage"), previous.get("pool")) if previous.get("stage") else None
     if stage != before:
