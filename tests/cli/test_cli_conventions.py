@@ -121,3 +121,21 @@ def test_render_takes_the_kamaji_release_from_the_platform(tmp_path: Path) -> No
     accepted = CliRunner().invoke(app, ["render", "-f", str(tenant), "--platform", str(tmp_path / "platform.yaml")])
     assert accepted.exit_code == 0, accepted.output
     assert "version: v1.36.1" in accepted.output
+
+
+def test_validate_refuses_a_skipped_minor_against_the_live_object(tmp_path: Path) -> None:
+    import yaml
+
+    from tenant_support import EXAMPLES
+
+    docs = list(yaml.safe_load_all((EXAMPLES / "kubevirt.yaml").read_text()))
+    live = {"apiVersion": "v1", "kind": "List", "items": [docs[0]]}
+    (tmp_path / "live.yaml").write_text(yaml.safe_dump(live))
+    docs[0]["spec"]["version"] = "v1.35"
+    (tmp_path / "tenant.yaml").write_text(yaml.safe_dump_all(docs))
+    args = ["validate", "-f", str(tmp_path / "tenant.yaml")]
+    refused = CliRunner().invoke(app, [*args, "--live", str(tmp_path / "live.yaml")])
+    assert refused.exit_code == 2
+    assert ("TenantCluster/demo.spec.version: v1.33 → v1.35 skips a minor: Kamaji and the Kubernetes skew policy "
+            "upgrade one minor at a time") in refused.output
+    assert CliRunner().invoke(app, args).exit_code == 0, "without the live object there is no change to judge"

@@ -109,6 +109,11 @@ def validate(
     ] = None,
     observed: ObservedOption = None,
     platform: PlatformOption = None,
+    live: Annotated[
+        Path | None,
+        typer.Option("--live", help="The TenantClusters as the management cluster holds them (kubectl get -o yaml): "
+                     "refuse the version changes Kamaji refuses."),
+    ] = None,
 ) -> None:
     """Check the input, render it and judge every object against the CRDs (schema + CEL) and core schemas.
 
@@ -122,6 +127,8 @@ def validate(
 
     tenant, observations = _load(filename, observed)
     charts, images, kamaji = platform_settings(platform)
+    if live is not None:
+        _refuse_changes_from(tenant, live)
     objects = render_tenant(tenant, observations, charts, images, kamaji)
     catalog = SchemaCatalog.from_dirs(crds) if crds else None
     problems = validate_objects(objects, catalog)
@@ -133,6 +140,16 @@ def validate(
     if gap:
         sys.stdout.flush()
         print_problems([Problem("validate", gap, Severity.WARNING)])
+
+
+def _refuse_changes_from(tenant: TenantInput, live: Path) -> None:
+    from tenantctl.documents import load_file
+    from tenantctl.problems import Problems
+    from tenantctl.spec.compat import check_input_against_live
+
+    problems = Problems()
+    check_input_against_live(tenant.clusters, load_file(live), problems)
+    problems.raise_if_errors()
 
 
 EXIT_FINDINGS = 1

@@ -7,11 +7,16 @@ call them; the CRD's transition rules (`crd_rules`) say the same words for the v
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from tenantctl.problems import Problems
+from tenantctl.spec.tenant import TenantCluster
 from tenantctl.spec.versions import (
     DEFAULT_KAMAJI_RELEASE,
+    DEFAULT_KUBERNETES_MINOR,
+    DEFAULT_TALOS_VERSION,
     KAMAJI_RELEASE,
     KUBERNETES,
     TALOS_KUBERNETES_WINDOW,
@@ -29,6 +34,8 @@ __all__ = [
     "KUBERNETES_SKIP",
     "TALOS_DOWNGRADE",
     "KamajiRelease",
+    "check_change_from_live",
+    "check_input_against_live",
     "check_kamaji_release",
     "check_kamaji_serves",
     "check_version_change",
@@ -119,3 +126,43 @@ def check_version_change(
     old_t, new_t = minor_of(old_talos), minor_of(new_talos)
     if old_t in TALOS_KUBERNETES_WINDOW and new_t in TALOS_KUBERNETES_WINDOW and minor_key(new_t) < minor_key(old_t):
         problems.error(f"{at}.spec.talos.version", TALOS_DOWNGRADE.format(new=new_talos, old=old_talos))
+
+
+def check_change_from_live(
+    at: str, version: str, talos: str, live: Mapping[str, Any] | None, problems: Problems
+) -> None:
+    """`check_version_change` from a TenantCluster as the management cluster holds it (None: a new one)."""
+    if live is None:
+        return
+    raw_spec = live.get("spec")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    raw_talos = spec.get("talos")
+    talos_spec: Mapping[str, Any] = raw_talos if isinstance(raw_talos, Mapping) else {}
+    check_version_change(
+        at, str(spec.get("version", DEFAULT_KUBERNETES_MINOR)), version,
+        str(talos_spec.get("version", DEFAULT_TALOS_VERSION)), talos, problems,
+    )
+
+
+def _held_clusters(docs: Iterable[Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    """TenantClusters of a `kubectl get -o yaml` output: single objects, Lists, several documents."""
+    held: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for doc in docs:
+        if not isinstance(doc, Mapping):
+            continue
+        listed = doc.get("items")
+        items: list[Any] = listed if isinstance(listed, list) else [doc]
+        for obj in items:
+            meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+            if isinstance(meta, Mapping) and obj.get("kind") == "TenantCluster":
+                held[str(meta.get("namespace")), str(meta.get("name"))] = obj
+    return held
+
+
+def check_input_against_live(clusters: Iterable[TenantCluster], live: Iterable[Any], problems: Problems) -> None:
+    """Each input cluster's version change from the live one of the same namespace and name."""
+    held = _held_clusters(live)
+    for cluster in clusters:
+        meta = cluster.metadata
+        check_change_from_live(f"TenantCluster/{meta.name}", cluster.spec.version, cluster.spec.talos.version,
+                               held.get((meta.namespace, meta.name)), problems)

@@ -30,7 +30,7 @@ from tenantctl.render.kamaji import KAMAJI_API
 from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.checks import ref
-from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_version_change, installed_patch
+from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_change_from_live, installed_patch
 from tenantctl.spec.versions import patch_key
 
 __all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster", "upgrade_sequence"]
@@ -259,15 +259,9 @@ async def plan_cluster(
 
 def _refuse_version_change(cluster: TenantCluster, live: Mapping[str, Any] | None) -> None:
     """What the CRD and the webhook refuse of this change from the live TenantCluster, in their words."""
-    if live is None:
-        return
-    spec = live.get("spec") or {}
     problems = Problems()
-    check_version_change(
-        ref("TenantCluster", cluster.metadata.name), str(spec.get("version", cluster.spec.version)),
-        cluster.spec.version, str((spec.get("talos") or {}).get("version", cluster.spec.talos.version)),
-        cluster.spec.talos.version, problems,
-    )
+    check_change_from_live(ref("TenantCluster", cluster.metadata.name), cluster.spec.version,
+                           cluster.spec.talos.version, live, problems)
     problems.raise_if_errors()
 
 
