@@ -16,6 +16,7 @@ from tenantctl.render.chart_sources import (
     CORE_CHARTS,
     DEFAULT_CHART_SOURCES,
     OPTIONAL_CHARTS,
+    ChartMirror,
     ChartSource,
     ChartSourcesSpec,
     chart_source_name,
@@ -221,3 +222,75 @@ def test_an_added_add_on_brings_its_source() -> None:
 def test_a_chart_in_use_without_a_source_is_a_bug() -> None:
     with pytest.raises(ValueError, match=r"\['kubevirt-csi-node'\] in use without a source"):
         render_chart_sources(ChartSourcesSpec(), {"cilium", "kubevirt-csi-node"})
+
+
+def _observed_render(example: str, charts: ChartSourcesSpec) -> list[dict[str, Any]]:
+    observed = {"kubevirt.yaml": "observed-kubevirt.yaml", "proxmox.yaml": "observed-proxmox.yaml"}[example]
+    return render_tenant(parse_tenant_documents(load_example(example)), parse_observed(load_example(observed)),
+                         charts)
+
+
+@pytest.mark.parametrize("example", ["kubevirt.yaml", "proxmox.yaml"])
+def test_an_oci_mirror_takes_every_chart_source_and_an_override_still_wins(
+    example: str, assert_valid: Validator
+) -> None:
+    override = ChartSource(kind="HelmRepository", url="https://charts.example.org/cilium", chart="cilium",
+                           version="1.17.6")
+    charts = ChartSourcesSpec(mirror=ChartMirror(oci="oci://mirror.example.org/charts"), sources={"cilium": override})
+    objects = _observed_render(example, charts)
+    assert_valid(objects)
+    sources = [o for o in objects if o["kind"] in ("HelmRepository", "OCIRepository")]
+    assert sources
+    for src in sources:
+        url = src["spec"]["url"]
+        if src["metadata"]["name"] == "tenantctl-cilium":
+            assert (src["kind"], url) == ("HelmRepository", "https://charts.example.org/cilium")
+        else:
+            assert src["kind"] == "OCIRepository" and url.startswith("oci://mirror.example.org/charts/"), src
+    releases = [o for o in objects if o["kind"] == "HelmRelease"]
+    for release in releases:
+        ref = release["spec"].get("chartRef") or release["spec"]["chart"]["spec"]["sourceRef"]
+        assert ref["name"] in {s["metadata"]["name"] for s in sources}
+        if ref["name"] != "tenantctl-cilium":
+            assert "chartRef" in release["spec"], "an OCI source is named by chartRef"
+
+
+def test_a_helm_mirror_serves_every_chart_under_its_own_name_at_the_same_version() -> None:
+    mirror = ChartMirror(helm="https://charts.mirror.example/tenantctl")
+    charts = ChartSourcesSpec(mirror=mirror)
+    for addon, upstream in DEFAULT_CHART_SOURCES.items():
+        src = charts.source(addon)
+        expected = upstream.chart or upstream.url.rpartition("/")[2]
+        assert (src.kind, src.url, src.chart, src.version) == (
+            "HelmRepository", "https://charts.mirror.example/tenantctl", expected, upstream.version)
+
+
+@pytest.mark.parametrize("mirror", [{}, {"oci": "oci://a/b", "helm": "https://c/d"}, {"oci": "https://not-oci"}])
+def test_a_mirror_is_one_place_of_the_right_scheme(mirror: dict[str, str]) -> None:
+    with pytest.raises(ValidationError):
+        ChartSourcesSpec.model_validate({"mirror": mirror})
+
+
+def test_images_lists_the_charts_a_site_mirrors_beside_the_images(tmp_path: Any) -> None:
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from tenant_support import EXAMPLES
+    from tenantctl.cli import app
+
+    platform = tmp_path / "platform.yaml"
+    platform.write_text(yaml.safe_dump({
+        "apiVersion": "tenantctl.io/v1alpha1", "kind": "Platform", "metadata": {"name": "site"},
+        "spec": {"charts": {"mirror": {"oci": "oci://mirror.example.org/charts"}},
+                 "images": {"registryMirror": "mirror.example.org"}},
+    }))
+    result = CliRunner().invoke(app, ["images", "-f", str(EXAMPLES / "proxmox.yaml"), "--platform", str(platform),
+                                      "-o", "json"])
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)
+    charts = {item["chart"] for item in listed if item["kind"] == "chart"}
+    assert "oci://mirror.example.org/charts/cilium:1.17.6" in charts
+    assert all(c.startswith("oci://mirror.example.org/charts/") for c in charts)
+    assert all(item["image"].startswith("mirror.example.org/") for item in listed if item["kind"] == "image")

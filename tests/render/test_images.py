@@ -222,10 +222,13 @@ def test_invalid_image_settings_are_refused_with_their_path(
 def test_images_lists_every_image_the_render_pulls(example: str, observed: str) -> None:
     result = CliRunner().invoke(app, ["images", "-f", str(EXAMPLES / example), "-o", "json"])
     assert result.exit_code == 0, result.stderr
-    listed = json.loads(result.stdout)
-    assert all(set(item) == {"image", "source"} and item["source"] for item in listed)
+    everything = json.loads(result.stdout)
+    listed = [item for item in everything if item["kind"] == "image"]
+    assert all(set(item) == {"kind", "image", "source"} and item["source"] for item in listed)
     assert len({item["image"] for item in listed}) == len(listed), "deduplicated"
     assert {item["image"] for item in listed} == _images_in(_render(example, observed))
+    charts = [item for item in everything if item["kind"] == "chart"]
+    assert charts and len(charts) + len(listed) == len(everything)
 
 
 def test_images_lists_the_mirrored_references(tmp_path: Path) -> None:
@@ -234,7 +237,7 @@ def test_images_lists_the_mirrored_references(tmp_path: Path) -> None:
         app, ["images", "-f", str(EXAMPLES / "kubevirt.yaml"), "--platform", str(platform), "-o", "json"]
     )
     assert result.exit_code == 0, result.stderr
-    assert all(item["image"].startswith(f"{MIRROR}/") for item in json.loads(result.stdout))
+    assert all(item["image"].startswith(f"{MIRROR}/") for item in json.loads(result.stdout) if item["kind"] == "image")
 
 
 def test_images_text_output_names_each_image_once_with_its_use() -> None:

@@ -190,21 +190,27 @@ def images(
     platform: PlatformOption = None,
     output: Annotated[ListFormat, typer.Option("-o", "--output", help="Output format.")] = ListFormat.text,
 ) -> None:
-    """List every image the platform and these tenants pull, deduplicated, with where it is used."""
+    """List every image and chart the platform and these tenants pull, deduplicated, with where it is used:
+    what an air-gapped site mirrors."""
     import json
 
-    from tenantctl.render.image_list import tenant_images
+    from tenantctl.render.chart_sources import ChartSourcesSpec
+    from tenantctl.render.image_list import tenant_charts, tenant_images
     from tenantctl.render.image_settings import ImagesSpec
 
     tenant, _ = _load(filename, None)
-    _, settings, _ = platform_settings(platform)
+    charts, settings, _ = platform_settings(platform)
     pulled = tenant_images(tenant, settings or ImagesSpec())
+    sources = tenant_charts(tenant, charts or ChartSourcesSpec(), settings or ImagesSpec())
     if output is ListFormat.json:
-        typer.echo(json.dumps([{"image": p.image, "source": p.source} for p in pulled], indent=2))
+        listed = [{"kind": "image", "image": p.image, "source": p.source} for p in pulled]
+        listed += [{"kind": "chart", "chart": c.artifact, "source": f"{c.addon}: tenant add-on chart"} for c in sources]
+        typer.echo(json.dumps(listed, indent=2))
         return
-    width = max((len(p.image) for p in pulled), default=0)
-    for p in pulled:
-        typer.echo(f"{p.image.ljust(width)}  {p.source}")
+    rows = [(p.image, p.source) for p in pulled] + [(c.artifact, f"{c.addon}: tenant add-on chart") for c in sources]
+    width = max((len(what) for what, _ in rows), default=0)
+    for what, source in rows:
+        typer.echo(f"{what.ljust(width)}  {source}")
 
 
 def crds(output: OutputOption = OutputFormat.yaml) -> None:

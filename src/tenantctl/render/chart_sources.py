@@ -14,6 +14,7 @@ add-on's (`OPTIONAL_CHARTS`) is rendered only while some cluster of the input en
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -28,9 +29,12 @@ __all__ = [
     "DEFAULT_CHART_SOURCES",
     "OPTIONAL_CHARTS",
     "SOURCE_API",
+    "ChartMirror",
     "ChartSource",
     "ChartSourcesSpec",
+    "PulledChart",
     "chart_source_name",
+    "charts_pulled",
     "helm_release_chart",
     "render_chart_sources",
 ]
@@ -96,10 +100,42 @@ DEFAULT_CHART_SOURCES: Mapping[str, ChartSource] = {
 }
 
 
+class ChartMirror(SpecModel):
+    """Where an air-gapped site mirrors every chart: one OCI registry path, or one Helm repository.
+
+    `oci`: each chart is `<oci>/<chart name>:<version>` (what `helm push` of the pulled chart gives);
+    `helm`: one Helm repository (ChartMuseum, Harbor, Nexus) serving every chart under its own name.
+    Exactly one: a chart in two places would make the site ask which copy the tenants install.
+    """
+
+    oci: str | None = Field(default=None, pattern=r"^oci://[^\s]+$", max_length=2048)
+    helm: str | None = Field(default=None, pattern=r"^https?://[^\s]+$", max_length=2048)
+
+    @model_validator(mode="after")
+    def _one_place(self) -> ChartMirror:
+        if (self.oci is None) == (self.helm is None):
+            raise ValueError("give exactly one of oci (an OCI registry path) or helm (a Helm repository URL)")
+        return self
+
+    def source(self, upstream: ChartSource) -> ChartSource:
+        """The upstream source as this mirror serves it: same chart, same version."""
+        name = upstream.chart or upstream.url.rstrip("/").rpartition("/")[2]
+        if self.oci is not None:
+            return ChartSource(kind="OCIRepository", url=f"{self.oci.rstrip('/')}/{name}", version=upstream.version,
+                               interval=upstream.interval)
+        assert self.helm is not None
+        return ChartSource(kind="HelmRepository", url=self.helm, chart=name, version=upstream.version,
+                           interval=upstream.interval)
+
+
 class ChartSourcesSpec(SpecModel):
-    """`spec.charts` of a Platform: the sources' namespace and per-chart overrides of the defaults."""
+    """`spec.charts` of a Platform: the sources' namespace, a site mirror, and per-chart overrides.
+
+    A per-chart source wins over the mirror, which wins over the upstream default.
+    """
 
     namespace: str = Field(default="tenantctl-system", pattern=DNS_LABEL, max_length=63)
+    mirror: ChartMirror | None = None
     sources: dict[str, ChartSource] = Field(default_factory=dict)
 
     @field_validator("sources")
@@ -111,7 +147,28 @@ class ChartSourcesSpec(SpecModel):
         return sources
 
     def source(self, addon: str) -> ChartSource:
-        return self.sources.get(addon, DEFAULT_CHART_SOURCES[addon])
+        if addon in self.sources:
+            return self.sources[addon]
+        upstream = DEFAULT_CHART_SOURCES[addon]
+        return self.mirror.source(upstream) if self.mirror is not None else upstream
+
+
+@dataclass(frozen=True, order=True)
+class PulledChart:
+    """A chart artifact a site mirrors: where it is pulled from, and which add-on installs it."""
+
+    artifact: str
+    addon: str
+
+
+def charts_pulled(charts: ChartSourcesSpec, in_use: Collection[str]) -> list[PulledChart]:
+    """Every chart the add-ons in use install, as `<oci url>:<version>` or `<repo url> <chart>:<version>`."""
+    pulled = []
+    for addon in (a for a in ADDON_CHARTS if a in in_use):
+        src = charts.source(addon)
+        artifact = f"{src.url}:{src.version}" if src.kind == "OCIRepository" else f"{src.url} {src.chart}:{src.version}"
+        pulled.append(PulledChart(artifact, addon))
+    return pulled
 
 
 def chart_source_name(addon: str) -> str:
