@@ -41,7 +41,7 @@ def test_defaults_render_valid_flux_sources(assert_valid: Validator) -> None:
         ("HelmRepository", "tenantctl-snapshot-controller"),
     ]
     assert {o["metadata"]["namespace"] for o in objects} == {"tenantctl-system"}
-    assert objects[2]["spec"]["ref"] == {"tag": "0.5.12"}
+    assert objects[2]["spec"]["ref"] == {"tag": "0.5.9"}, "the chart of the v0.19.1 images"
     assert_valid(objects)
 
 

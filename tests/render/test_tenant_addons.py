@@ -358,3 +358,11 @@ def test_gpus_reach_the_vm_and_label_the_nodes() -> None:
                for o in objects if o["kind"] == "TalosConfigTemplate"}
     assert configs["demo-big"]["machine"]["nodeLabels"][GPU_NODE_LABEL] == "true"
     assert GPU_NODE_LABEL not in configs["demo-md0"]["machine"].get("nodeLabels", {})
+
+
+def test_velero_renders_no_volume_snapshot_location_and_takes_csi_snapshots() -> None:
+    """velero 12.0.3's default VolumeSnapshotLocation has `provider: ""`, which the API server refuses."""
+    objects = render(_enable(example("kubevirt"), "velero"), "kubevirt")
+    values = releases(objects)["demo-velero"]["spec"]["values"]
+    assert values["snapshotsEnabled"] is False
+    assert values["configuration"]["features"] == "EnableCSI"

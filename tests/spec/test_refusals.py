@@ -537,7 +537,7 @@ CASES: dict[str, Case] = {
         "would change 'crds.enabled'",
     ),
     "valuesOverride of velero snapshots": Case(
-        "kubevirt.yaml", _addon("velero", {"snapshotsEnabled": False}),
+        "kubevirt.yaml", _addon("velero", {"snapshotsEnabled": True}),
         "TenantCluster/demo.spec.addons.velero.valuesOverride.snapshotsEnabled", "would change 'snapshotsEnabled'",
     ),
     "valuesOverride of the gpuOperator driver": Case(

@@ -80,7 +80,10 @@ def _source(kind: SourceKind, url: str, version: str, chart: str | None = None) 
 DEFAULT_CHART_SOURCES: Mapping[str, ChartSource] = {
     "cilium": _source("HelmRepository", "https://helm.cilium.io/", "1.17.6", "cilium"),
     "coredns": _source("HelmRepository", "https://coredns.github.io/helm", "1.43.0", "coredns"),
-    "proxmox-csi": _source("OCIRepository", "oci://ghcr.io/sergelogvinov/charts/proxmox-csi-plugin", "0.5.12"),
+    # sergelogvinov/proxmox-csi-plugin a7c58ec ("chore: release v0.19.1", 2026-06-25): chart 0.5.9, appVersion
+    # v0.19.1 — the controller and node images tenantctl runs (render/images.py). The design record's 0.5.12
+    # (app v0.20.0) names images upstream never published; one component, one version.
+    "proxmox-csi": _source("OCIRepository", "oci://ghcr.io/sergelogvinov/charts/proxmox-csi-plugin", "0.5.9"),
     # kubernetes-sigs/metrics-server gh-pages index.yaml: 3.13.0 ships metrics-server 0.8.0.
     "metrics-server": _source(
         "HelmRepository", "https://kubernetes-sigs.github.io/metrics-server/", "3.13.0", "metrics-server"
@@ -91,7 +94,8 @@ DEFAULT_CHART_SOURCES: Mapping[str, ChartSource] = {
     ),
     # The versions Cozystack pulls (`helm pull <repo>/<chart> --version`) from these repositories.
     "cert-manager": _source("HelmRepository", "https://charts.jetstack.io", "v1.20.2", "cert-manager"),
-    "ingress-nginx": _source("HelmRepository", "https://kubernetes.github.io/ingress-nginx", "4.11.2", "ingress-nginx"),
+    # 4.11.5 (2025-03-24, controller v1.11.5) carries the controller security fixes (#13070); 4.11.2 does not.
+    "ingress-nginx": _source("HelmRepository", "https://kubernetes.github.io/ingress-nginx", "4.11.5", "ingress-nginx"),
     "vertical-pod-autoscaler": _source(
         "HelmRepository", "https://cowboysysop.github.io/charts/", "11.1.1", "vertical-pod-autoscaler"
     ),

@@ -70,11 +70,14 @@ OPTIONAL_ADDONS: tuple[OptionalAddon, ...] = (
     OptionalAddon(
         "verticalPodAutoscaler", "vertical-pod-autoscaler", {"crds": {"enabled": True}}, (CILIUM, METRICS_SERVER)
     ),
-    # CSI snapshots through the VolumeSnapshotClass labelled for velero (standard_addons).
+    # CSI snapshots through EnableCSI and the VolumeSnapshotClass labelled for velero (standard_addons).
+    # velero chart 12.0.3: `snapshotsEnabled` (default true) only gates templates/volumesnapshotlocation.yaml,
+    # whose default entry has `provider: ""`, which the API server refuses (provider is required): with
+    # it on, the release fails to install. Off, no VolumeSnapshotLocation is rendered; CSI needs none.
     OptionalAddon(
         "velero",
         "velero",
-        {"snapshotsEnabled": True, "configuration": {"features": "EnableCSI"}},
+        {"snapshotsEnabled": False, "configuration": {"features": "EnableCSI"}},
         (CILIUM, SNAPSHOT_CONTROLLER),
     ),
     # Talos is immutable: the driver and container toolkit come from the NVIDIA system extensions in the
