@@ -38,6 +38,9 @@ MANAGEMENT_KINDS: list[tuple[str, str, bool, tuple[str, ...]]] = [
     ("infrastructure.cluster.x-k8s.io/v1alpha1/kubevirtmachinetemplates", "KubevirtMachineTemplate", True, ()),
     ("bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates", "TalosConfigTemplate", True, ()),
     ("helm.toolkit.fluxcd.io/v2/helmreleases", "HelmRelease", True, ()),
+    ("source.toolkit.fluxcd.io/v1/helmrepositories", "HelmRepository", True, ()),
+    ("source.toolkit.fluxcd.io/v1/ocirepositories", "OCIRepository", True, ()),
+    ("tenantctl.io/v1alpha1/platforms", "Platform", False, ()),
 ]
 DATA_VOLUMES = ("cdi.kubevirt.io/v1beta1/datavolumes", "DataVolume", True, ())
 TCP = "kamaji.clastix.io/v1alpha1/tenantcontrolplanes"

@@ -73,6 +73,12 @@ def operator(
         typer.Option(envvar="TENANTCTL_POOL_ROLLOUT_TIMEOUT", metavar="DURATION",
                      help=f"How long one pool's upgrade rollout may take before the upgrade stops there. {_DURATION}"),
     ] = None,
+    platform_name: Annotated[
+        _Text,
+        typer.Option(envvar="TENANTCTL_PLATFORM_NAME", metavar="NAME",
+                     help="The cluster-scoped Platform every tenant is rendered with (images, charts, Kamaji).  "
+                     "[default: default]"),
+    ] = None,
     kamaji_version: Annotated[
         _Text,
         typer.Option(envvar="TENANTCTL_KAMAJI_VERSION", metavar="RELEASE",
@@ -124,6 +130,7 @@ def operator(
             "--requeue": requeue,
             "--pool-rollout-timeout": pool_rollout_timeout,
             "--kamaji-version": kamaji_version,
+            "--platform-name": platform_name,
             "--metrics-port": metrics_port,
             "--log-format": log_format,
             "--management-cluster-domain": management_cluster_domain,

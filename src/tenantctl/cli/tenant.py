@@ -214,11 +214,11 @@ def images(
 
 
 def crds(output: OutputOption = OutputFormat.yaml) -> None:
-    """Print the CustomResourceDefinitions of TenantCluster and NodePool, generated from the models."""
+    """Print the CustomResourceDefinitions of TenantCluster, NodePool and Platform, generated from the models."""
     from tenantctl.documents import dump_objects
-    from tenantctl.spec.crds import render_crds
+    from tenantctl.providers.platform import tenantctl_crds
 
-    typer.echo(dump_objects(render_crds(), output.value), nl=False)
+    typer.echo(dump_objects(tenantctl_crds(), output.value), nl=False)
 
 
 def register(app: typer.Typer) -> None:

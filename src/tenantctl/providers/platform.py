@@ -20,6 +20,7 @@ from tenantctl.render.chart_sources import ChartSourcesSpec
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.compat import KamajiRelease, check_kamaji_release
+from tenantctl.spec.crds import CrdKind
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.names import is_dns_label, is_dns_subdomain
 from tenantctl.spec.patterns import SEMVER_TAG, full_match
@@ -27,13 +28,16 @@ from tenantctl.spec.quantity import QuantityError, parse_quantity
 
 __all__ = [
     "API_VERSION",
+    "PLATFORM_CRD",
     "Bundles",
     "CredentialsSecret",
     "PackageSettings",
     "Platform",
+    "PlatformDocument",
     "load_platform",
     "parse_platform",
     "suggest",
+    "tenantctl_crds",
 ]
 
 API_VERSION = "tenantctl.io/v1alpha1"
@@ -82,7 +86,7 @@ class _Spec(SpecModel):
     images: ImagesSpec = Field(default_factory=ImagesSpec)
 
 
-class _PlatformDocument(SpecModel):
+class PlatformDocument(SpecModel):
     api_version: Literal["tenantctl.io/v1alpha1"]
     kind: Literal["Platform"]
     metadata: _Metadata
@@ -181,9 +185,9 @@ def parse_platform(
     raw, at = _pick_document(docs, source)
     problems = Problems()
     try:
-        document = _PlatformDocument.model_validate(raw)
+        document = PlatformDocument.model_validate(raw)
     except ValidationError as exc:
-        problems.extend(problems_from_validation_error(exc, _PlatformDocument, at))
+        problems.extend(problems_from_validation_error(exc, PlatformDocument, at))
         raise InvalidInput(problems) from None
     if not is_dns_label(document.metadata.name):
         problems.error(f"{at}.metadata.name", f"{document.metadata.name!r} is not a DNS label")
@@ -216,3 +220,15 @@ def load_platform(path: Path, catalogue: Catalogue) -> Platform:
     from tenantctl.documents import load_file
 
     return parse_platform(load_file(path), catalogue, path.parent, str(path))
+
+
+PLATFORM_CRD = CrdKind("Platform", "platforms", ("pf",), PlatformDocument, _Spec, (), scope="Cluster")
+"""The Platform as a cluster-scoped resource: the schema `--platform` files take, one per management
+cluster, which the operator renders every tenant with."""
+
+
+def tenantctl_crds() -> list[dict[str, Any]]:
+    """Every CRD of the tenantctl.io group: TenantCluster, NodePool (from the spec) and Platform."""
+    from tenantctl.spec.crds import render_crd, render_crds
+
+    return [*render_crds(), render_crd(PLATFORM_CRD)]

@@ -21,7 +21,7 @@ from tenantctl.spec.crd_rules import FIELD_RULES, ITEM_RULES, MODEL_RULES, ROOT_
 from tenantctl.spec.nodepool import NodePool, NodePoolSpec
 from tenantctl.spec.tenant import TenantCluster, TenantClusterSpec
 
-__all__ = ["CRD_GROUP", "CRD_VERSION", "model_defaults", "render_crds", "structural_schema"]
+__all__ = ["CRD_GROUP", "CRD_VERSION", "CrdKind", "model_defaults", "render_crd", "render_crds", "structural_schema"]
 
 CRD_GROUP = "tenantctl.io"
 CRD_VERSION = "v1alpha1"
@@ -37,13 +37,19 @@ Rules = Mapping[str, tuple[dict[str, str], ...]]
 
 
 @dataclass(frozen=True)
-class _Kind:
+class CrdKind:
+    """One custom resource of the tenantctl.io group, generated from its pydantic model."""
+
     kind: str
     plural: str
     short_names: tuple[str, ...]
     model: type[BaseModel]
     spec_model: type[BaseModel]
     columns: tuple[tuple[str, str, str], ...]
+    scope: str = "Namespaced"
+
+
+_Kind = CrdKind
 
 
 _KINDS = (
@@ -246,7 +252,7 @@ def _crd(kind: _Kind, schema: dict[str, Any]) -> dict[str, Any]:
         "metadata": {"name": f"{kind.plural}.{CRD_GROUP}", "labels": {"app.kubernetes.io/managed-by": "tenantctl"}},
         "spec": {
             "group": CRD_GROUP,
-            "scope": "Namespaced",
+            "scope": kind.scope,
             "names": {
                 "kind": kind.kind,
                 "listKind": f"{kind.kind}List",
@@ -270,6 +276,12 @@ def _crd(kind: _Kind, schema: dict[str, Any]) -> dict[str, Any]:
             ],
         },
     }
+
+
+def render_crd(kind: CrdKind) -> dict[str, Any]:
+    """The CRD of a kind defined outside the spec (the Platform); its models carry no CEL rule table."""
+    schema, _ = _root(kind)
+    return _crd(kind, schema)
 
 
 def render_crds() -> list[dict[str, Any]]:

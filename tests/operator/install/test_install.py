@@ -123,3 +123,15 @@ def test_tenant_control_planes_are_only_read_watched_and_patched() -> None:
                       "verbs": ["get", "list", "patch", "watch"]}]
     crds = [r for r in cluster_role["rules"] if "customresourcedefinitions" in r["resources"]]
     assert crds and "get" in crds[0]["verbs"], "the pass reads the TenantControlPlane CRD"
+
+
+def test_install_carries_the_platform_crd_and_reads_platforms_and_applies_chart_sources() -> None:
+    from tenantctl.operator.install.objects import install_objects
+
+    objects = install_objects("tenantctl-system", "example.org/tenantctl:1", [])
+    crd = next(o for o in objects if o["kind"] == "CustomResourceDefinition" and o["metadata"]["name"] ==
+               "platforms.tenantctl.io")
+    assert crd["spec"]["scope"] == "Cluster"
+    rules = [r for o in objects if o["kind"] == "ClusterRole" for r in o.get("rules", [])]
+    assert {"apiGroups": ["tenantctl.io"], "resources": ["platforms"], "verbs": ["get", "list", "watch"]} in rules
+    assert any(r["apiGroups"] == ["source.toolkit.fluxcd.io"] and "delete" not in r["verbs"] for r in rules)

@@ -235,3 +235,11 @@ def test_fully_qualified_images_are_taken(image: str) -> None:
 def test_install_defaults() -> None:
     plan = install_plan({}, DEFAULT_IMAGE)
     assert (plan.namespace, plan.image, plan.shards, plan.replicas) == ("tenantctl-system", DEFAULT_IMAGE, 1, 1)
+
+
+def test_the_platform_name_is_a_kubernetes_name_and_defaults_to_default() -> None:
+    assert operator_start({}, connect).settings.platform_name == "default"
+    assert operator_start({"--platform-name": "site-a"}, connect).settings.platform_name == "site-a"
+    with pytest.raises(InvalidInput) as refused:
+        operator_start({"--platform-name": "Site A"}, connect)
+    assert refused.value.problems[0].path == "--platform-name"

@@ -62,6 +62,8 @@ class OperatorSettings:
     control_plane_timeout: float = 300.0
     pool_rollout_timeout: float = 1800.0
     """How long one pool's upgrade rollout may take before the upgrade stops there with `Ready=False`."""
+    platform_name: str = "default"
+    """The cluster-scoped Platform every tenant is rendered with (--platform-name)."""
     kamaji_release: str | None = None
     """The management cluster's Kamaji release (--kamaji-version); None: observed from its controller's
     image tag, else the tested default. It decides which Kubernetes minors a tenant may run."""

@@ -23,9 +23,9 @@ from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.config.sharding import Shard, peering_name
 from tenantctl.operator.config.tuning import PEERING_ENV, SHARD_ENV, TUNABLES
 from tenantctl.operator.install.webhook import CERT_DIR, PORT, TLS_VOLUME, tls_volume, webhook_args, webhook_objects
+from tenantctl.providers.platform import tenantctl_crds
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import API_VERSION, NodePool, TenantCluster, parse_tenant_documents
-from tenantctl.spec.crds import render_crds
 from tenantctl.spec.durations import format_seconds
 
 __all__ = [
@@ -62,6 +62,8 @@ Rule = dict[str, list[str]]
 _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("tenantctl.io", ("tenantclusters", "nodepools"), ["get", "list", "watch", "patch", "update"]),
     ("tenantctl.io", ("tenantclusters/status", "nodepools/status"), ["get", "patch", "update"]),
+    # The Platform every tenant is rendered with: read, never written.
+    ("tenantctl.io", ("platforms",), _READ),
     ("apiextensions.k8s.io", ("customresourcedefinitions",), _READ),
     ("", ("namespaces",), _READ),
     ("", ("events",), ["create", "patch"]),
@@ -81,6 +83,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
      ("proxmoxclusters", "proxmoxmachinetemplates", "kubevirtclusters", "kubevirtmachinetemplates"), _OWN),
     ("bootstrap.cluster.x-k8s.io", ("talosconfigtemplates",), ["get", "list", "watch", "create", "patch"]),
     ("helm.toolkit.fluxcd.io", ("helmreleases",), _OWN),
+    # The Platform's chart sources, shared by every tenant's releases: applied, never deleted by a tenant.
+    ("source.toolkit.fluxcd.io", ("helmrepositories", "ocirepositories"), ["get", "list", "watch", "create", "patch"]),
     ("cdi.kubevirt.io", ("datavolumes",), ["list", "delete"]),
     # kopf peering: each replica writes its keep-alive into its shard's ClusterKopfPeering status.
     (PEERING_GROUP, ("clusterkopfpeerings",), ["get", "list", "watch", "patch"]),
@@ -346,7 +350,7 @@ def install_objects(
 ) -> list[dict[str, Any]]:
     """Everything `tenantctl install` prints, in apply order."""
     meta: Mapping[str, Any] = {"labels": dict(_LABELS)}
-    objects: list[dict[str, Any]] = [*render_crds()]
+    objects: list[dict[str, Any]] = [*tenantctl_crds()]
     topology = topology or Topology()
     peering = _peering_objects(topology, meta)
     objects.append(peering[0])

@@ -21,6 +21,7 @@ __all__ = [
     "ApplyResult",
     "MissingAPIError",
     "apply_inventory",
+    "apply_shared",
     "comparable",
     "covers",
     "kind_key",
@@ -153,6 +154,22 @@ async def apply_inventory(
             result.pruned.append(_ref(obj))
             recorder.info(str(Reason.APPLIED), f"pruned {_ref(obj)}: no longer rendered")
     return result
+
+
+async def apply_shared(api: KubeClient, desired: Sequence[Obj]) -> list[str]:
+    """Apply objects every tenant shares (the Platform's chart sources): compared first, by name, never
+    pruned by a tenant — another tenant's add-ons may use them. Returns what was written."""
+    written: list[str] = []
+    resources = await _resources(api, [kind_key(o) for o in desired])
+    for obj in desired:
+        res = resources[kind_key(obj)]
+        meta = obj["metadata"]
+        live = await api.get(res, meta["name"], meta.get("namespace") if res.namespaced else None)
+        if live is not None and covers(comparable(live), comparable(obj)):
+            continue
+        await api.apply(res, obj)
+        written.append(_ref(obj))
+    return written
 
 
 async def _replace(api: KubeClient, res: Resource, obj: Obj, why: str, recorder: Recorder) -> None:

@@ -11,6 +11,7 @@ from tenantctl.operator.kube.client import APIError, KubeClient
 from tenantctl.operator.kube.tenants import TenantClients, admin_kubeconfig, kubeconfig_connection, tenant_client
 from tenantctl.operator.phases.apply import comparable, covers
 from tenantctl.render import Names, render_tenant_bootstrap
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.spec import ObservedState, TenantCluster
 
 __all__ = ["BootstrapResult", "bootstrap_tenant"]
@@ -29,6 +30,7 @@ async def bootstrap_tenant(
     observed: ObservedState,
     settings: OperatorSettings,
     clients: TenantClients | None = None,
+    images: ImagesSpec | None = None,
 ) -> BootstrapResult:
     """Apply the bootstrap-token Secret and the Talos node RBAC inside the tenant, comparing first.
 
@@ -40,10 +42,10 @@ async def bootstrap_tenant(
         return BootstrapResult(False, f"no admin kubeconfig Secret {Names(cluster).admin_kubeconfig} yet")
     if clients is None:
         async with tenant_client(kubeconfig_connection(kubeconfig), settings) as tenant:
-            return await _bootstrap(tenant, cluster, observed, settings, None)
+            return await _bootstrap(tenant, cluster, observed, settings, None, images)
     key = f"{cluster.metadata.namespace}/{cluster.metadata.name}"
     tenant = await clients.client(key, kubeconfig, settings)
-    return await _bootstrap(tenant, cluster, observed, settings, (clients, key))
+    return await _bootstrap(tenant, cluster, observed, settings, (clients, key), images)
 
 
 async def _bootstrap(
@@ -52,9 +54,10 @@ async def _bootstrap(
     observed: ObservedState,
     settings: OperatorSettings,
     memo: tuple[TenantClients, str] | None,
+    images: ImagesSpec | None = None,
 ) -> BootstrapResult:
     connection = tenant.connection
-    objects = render_tenant_bootstrap(cluster, observed)
+    objects = render_tenant_bootstrap(cluster, observed, images)
     digest = hashlib.sha256(json.dumps([connection.server, objects], sort_keys=True).encode()).hexdigest()
     applied: list[str] = []
     try:

@@ -16,19 +16,24 @@ from typing import Any
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import APIError, KubeClient
 from tenantctl.operator.kube.tenants import TenantClients
-from tenantctl.operator.phases.apply import ApplyResult, MissingAPIError, apply_inventory
+from tenantctl.operator.phases.apply import ApplyResult, MissingAPIError, apply_inventory, apply_shared
 from tenantctl.operator.phases.bootstrap import BootstrapResult, bootstrap_tenant
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.credentials import CredentialsCheck, check_credentials
 from tenantctl.operator.phases.events import Recorder
 from tenantctl.operator.phases.observe import Observation, ensure_talos_secrets, observe
+from tenantctl.operator.phases.platform import PlatformSettings
 from tenantctl.operator.phases.talos_api import KamajiSchema, TalosAPIResult, publish_trustd
 from tenantctl.operator.phases.upgrade import Stage, UpgradeDecision, Versions, decide, live_state
 from tenantctl.problems import InvalidInput
 from tenantctl.render import Names, cluster_labels, render_cluster
+from tenantctl.render.addons import charts_in_use
 from tenantctl.render.capi import CAPI_API
+from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
+from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KAMAJI_API
 from tenantctl.render.meta import POOL_LABEL
+from tenantctl.render.tenant import addons_of
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, parse_tenant_documents
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
 
@@ -64,6 +69,8 @@ class Scope:
     """The operator's shared verdict on the installed Kamaji (None: read it in this pass)."""
     kamaji_release: KamajiRelease = DEFAULT_KAMAJI
     """The management cluster's Kamaji release: which Kubernetes minors a tenant may run."""
+    platform: PlatformSettings = field(default_factory=PlatformSettings)
+    """The Platform's image and chart settings every object is rendered with (`render --platform`'s)."""
     upgrade: UpgradeDecision | None = None
     upgrade_since: str | None = None
     running: dict[str, Any] = field(default_factory=dict)
@@ -95,6 +102,9 @@ def _documents(body: Mapping[str, Any], pools: Sequence[Mapping[str, Any]]) -> l
 
 
 async def reconcile(scope: Scope) -> PassResult:
+    if scope.platform.refusal is not None:
+        scope.refusal = f"the Platform is refused, nothing is rendered until it is fixed: {scope.platform.refusal}"
+        return _result(scope)
     if not _validate(scope):
         return _result(scope)
     assert scope.cluster is not None
@@ -114,6 +124,8 @@ async def reconcile(scope: Scope) -> PassResult:
             keep=_kept(scope),
             recorder=scope.recorder,
         )
+        if scope.observation.observed is not None:  # the add-ons, and so their sources, need the endpoint
+            scope.applied.applied += await apply_shared(scope.api, _chart_sources(scope))
         scope.credentials = await check_credentials(scope.api, scope.cluster)
     except InvalidInput as exc:
         _refuse(scope, exc)
@@ -130,7 +142,7 @@ async def reconcile(scope: Scope) -> PassResult:
     observed = scope.observation.observed
     if observed is not None:
         scope.bootstrap = await bootstrap_tenant(
-            scope.api, scope.cluster, observed, scope.settings, scope.tenant_clients
+            scope.api, scope.cluster, observed, scope.settings, scope.tenant_clients, scope.platform.images
         )
     return _result(scope)
 
@@ -188,7 +200,8 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
     """The target render, with each held pool's objects taken from a render at the versions it runs."""
     assert scope.cluster is not None
     cluster = scope.cluster
-    objects = render_cluster(cluster, scope.pools, observed, kamaji=scope.kamaji_release)
+    charts, images = scope.platform.charts, scope.platform.images
+    objects = render_cluster(cluster, scope.pools, observed, charts, images, kamaji=scope.kamaji_release)
     held = scope.upgrade.held if scope.upgrade is not None else {}
     by_versions: dict[Versions, set[str]] = {}
     for pool, versions in held.items():
@@ -199,7 +212,7 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
             "version": versions.kubernetes,
             "talos": cluster.spec.talos.model_copy(update={"version": versions.talos}),
         })})
-        old = [o for o in render_cluster(at_running, scope.pools, observed, kamaji=scope.kamaji_release)
+        old = [o for o in render_cluster(at_running, scope.pools, observed, charts, images, kamaji=scope.kamaji_release)
                if _pool_label(o) in pools]
         swapped: list[Obj] = []
         placed: set[str] = set()
@@ -212,6 +225,14 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
                 swapped += [o for o in old if _pool_label(o) == owner]
         objects = swapped
     return objects
+
+
+def _chart_sources(scope: Scope) -> list[Obj]:
+    """The sources of this tenant's add-on charts, where the Platform says (`render --platform` renders them)."""
+    assert scope.cluster is not None
+    charts = scope.platform.charts or ChartSourcesSpec()
+    addons = addons_of(scope.cluster, scope.platform.images or ImagesSpec())
+    return render_chart_sources(charts, charts_in_use(addons))
 
 
 def _pool_label(obj: Mapping[str, Any]) -> str | None:

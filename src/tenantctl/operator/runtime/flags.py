@@ -152,6 +152,7 @@ def operator_start(values: Mapping[str, str | None], connect: Callable[[], Conne
         read.refuse("--peering", f"{peering!r} is the peering of shard {owner}, not of --shard {settings.shard}: "
                     "replicas of two shards in one peering pause each other")
     domain = read.name("--management-cluster-domain", is_dns_subdomain, "a DNS domain (e.g. cluster.local)")
+    platform_name = read.name("--platform-name", is_dns_subdomain, "a Platform name (a DNS subdomain, e.g. default)")
     kamaji = values.get("--kamaji-version")
     if kamaji is not None:
         check_kamaji_release("--kamaji-version ($TENANTCTL_KAMAJI_VERSION)", kamaji, read.problems)
@@ -170,6 +171,7 @@ def operator_start(values: Mapping[str, str | None], connect: Callable[[], Conne
         metrics=MetricsSettings(port=metrics_port) if metrics_port is not None else None,
         management_cluster_domain=domain or settings.management_cluster_domain,
         kamaji_release=kamaji,
+        platform_name=platform_name or settings.platform_name,
     )
     return OperatorStart(
         settings, connection, peering, liveness[0] if liveness else None, LogFormat(log_format or "text"), cert_dir

@@ -25,6 +25,7 @@ from tenantctl.operator.kube.client import APIError, Connection, KubeClient, Not
 from tenantctl.operator.kube.tenants import TenantClients
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.events import object_logger
+from tenantctl.operator.phases.platform import PLATFORMS, PlatformReader, PlatformSettings
 from tenantctl.operator.phases.reconcile import PassResult, Scope, reconcile, status_patch
 from tenantctl.operator.phases.talos_api import KamajiSchema
 from tenantctl.operator.phases.teardown import TeardownReport, TeardownScope, teardown
@@ -34,6 +35,7 @@ from tenantctl.operator.runtime.metrics import Metrics, Outcome
 from tenantctl.operator.runtime.triggers import Triggers
 from tenantctl.render.meta import MANAGED_BY
 from tenantctl.render.talos_api import TENANT_CONTROL_PLANE_API
+from tenantctl.spec.compat import KamajiRelease
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -111,6 +113,7 @@ class OperatorContext:
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     tenant_clients: TenantClients = field(default_factory=TenantClients)
     kamaji: KamajiSchema = field(default_factory=KamajiSchema)
+    platform: PlatformReader = field(default_factory=PlatformReader)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
     triggers: Triggers = field(default_factory=Triggers)
@@ -137,6 +140,7 @@ class OperatorContext:
         await self._api.__aenter__()
         self._gate = asyncio.Semaphore(self.settings.concurrent_passes)
         self.kamaji = KamajiSchema(ttl=self.settings.resync_interval)
+        self.platform = PlatformReader(self.settings.platform_name)
         if self.settings.metrics is not None:
             self._metrics_server = await self.metrics.serve(self.settings.metrics)
 
@@ -247,16 +251,24 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     own = finalizer_of(ctx.settings.shard)
     for res, obj in ((TENANT_CLUSTERS, body), *((NODE_POOLS, p) for p in pools)):
         await take_over(api, res, obj, own)
+    platform = await ctx.platform.settings(api)
     scope = Scope(
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
-        tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji,
-        kamaji_release=await ctx.kamaji.release(api, ctx.settings.kamaji_release),
+        tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji, platform=platform,
+        kamaji_release=await kamaji_release(ctx, api, platform),
     )
     result = await reconcile(scope)
     await _write_status(api, TENANT_CLUSTERS, body, result.status)
     for pool in pools:
         await _write_status(api, NODE_POOLS, pool, result.pool_status[pool["metadata"]["name"]])
     return result
+
+
+async def kamaji_release(ctx: OperatorContext, api: KubeClient, platform: PlatformSettings) -> KamajiRelease:
+    """The operator's --kamaji-version, else the Platform's spec.kamaji.version, else observed or the default."""
+    if ctx.settings.kamaji_release is None and platform.kamaji is not None:
+        return platform.kamaji
+    return await ctx.kamaji.release(api, ctx.settings.kamaji_release)
 
 
 def _orphan_status(body: Mapping[str, Any], namespace: str, cluster: str) -> dict[str, Any]:
@@ -333,6 +345,13 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay):
                         await _first(wakeup.wait(), stopped.wait())
+
+    @kopf.on.event(GROUP, VERSION, PLATFORMS.plural, registry=registry)
+    async def platform_changed(name: str, **_: Any) -> None:
+        """A Platform edit re-renders every tenant of this shard now, not at the next resync."""
+        if name == ctx.settings.platform_name:
+            for key in ctx.watched:
+                ctx.wake(key)
 
     @kopf.on.event(**clusters)  # type: ignore[arg-type]
     async def cluster_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
@@ -413,7 +432,7 @@ def _register_admission(ctx: OperatorContext, registry: kopf.OperatorRegistry) -
     """Refuse at `kubectl apply` what `validate` refuses and CEL cannot see (see `operator.admission`)."""
 
     async def admit(operation: str, new: Any, old: Any, warnings: list[str]) -> None:
-        kamaji = await ctx.kamaji.release(ctx.api, ctx.settings.kamaji_release)
+        kamaji = await kamaji_release(ctx, ctx.api, await ctx.platform.settings(ctx.api))
         verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old, kamaji)
         warnings.extend(verdict.warnings)
         if verdict.refusals:
