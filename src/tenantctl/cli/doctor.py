@@ -1,11 +1,11 @@
-"""`tenantctl doctor proxmox`: the preflight a platform engineer runs before any VM is cloned."""
+"""`tenantctl doctor proxmox|management`: the preflights a platform engineer runs before any tenant exists."""
 
 from __future__ import annotations
 
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -101,6 +101,48 @@ def _credentials(path: Path, problems: list[Problem]) -> tuple[str, dict[str, st
         return None
     meta = secrets[0].get("metadata") or {}
     return f"Secret {meta.get('namespace', '?')}/{meta.get('name', '?')}", secret_data(secrets[0])
+
+
+@doctor_app.command("management")
+@refusals_exit_2
+def management(
+    kubeconfig: Annotated[Path | None, typer.Option(help="Kubeconfig of the management cluster.")] = None,
+    context: Annotated[str | None, typer.Option(help="Kubeconfig context (default: current).")] = None,
+    platform: Annotated[
+        Path | None, typer.Option("--platform", help="Platform YAML: its spec.kamaji.version is the Kamaji release.")
+    ] = None,
+    output: Annotated[OutputFormat, typer.Option("-o", "--output")] = OutputFormat.TABLE,
+) -> None:
+    """Check the management cluster: the CRDs tenantctl needs, the controllers behind them, capi-operator's
+    providers, the Kamaji release and its DataStores. Read-only.
+
+    Exit 1 on any FAIL, 0 otherwise, 2 on unusable input.
+    """
+    import asyncio
+
+    from tenantctl.cli.report import render_json, render_table
+    from tenantctl.cli.tenant import platform_settings
+    from tenantctl.operator.daytwo.management import doctor_management
+    from tenantctl.operator.kube.client import APIError, KubeClient
+    from tenantctl.operator.kube.connect import management_connection
+
+    kamaji = platform_settings(platform)[2] if platform is not None else None
+    declared = kamaji if kamaji is not None and kamaji.source.startswith("Platform") else None
+
+    async def run() -> Any:
+        async with KubeClient(management_connection(kubeconfig, context)) as api:
+            return await doctor_management(api, declared)
+
+    try:
+        report = asyncio.run(run())
+    except APIError as exc:
+        typer.echo(f"management cluster: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if output is OutputFormat.JSON:
+        typer.echo(render_json(report), nl=False)
+    else:
+        render_table(report)
+    raise typer.Exit(report.exit_code)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,129 @@
+"""`tenantctl doctor management` against an emulated management cluster: complete, then one fault at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kube_emulator import KubeEmulator, declare
+from operator_support import MANAGEMENT_KINDS, kamaji, kubeconfig_for
+from typer.testing import CliRunner
+
+from tenantctl.cli import app
+from tenantctl.operator.daytwo.management import CONTROLLERS, NEEDS, doctor_management
+from tenantctl.operator.kube.client import Connection, KubeClient
+from tenantctl.proxmox.report import Report, Status
+
+pytestmark = [pytest.mark.timeout(20)]
+
+PROVIDERS = "operator.cluster.x-k8s.io/v1alpha2"
+
+
+def _kinds() -> list[tuple[str, str, bool, tuple[str, ...]]]:
+    served = {(path.rsplit("/", 1)[0], kind) for path, kind, _, _ in MANAGEMENT_KINDS}
+    extra = [(f"{n.api_version}/{k.lower()}s", k, k not in ("Platform", "DataStore"), ())
+             for n in NEEDS for k in n.kinds if (n.api_version, k) not in served]
+    providers = [(f"{PROVIDERS}/{k.lower()}s", k, True, ("status",))
+                 for k in ("CoreProvider", "InfrastructureProvider")]
+    return [*extra, *providers]
+
+
+def deployment(name: str, image: str = "registry.example/x:1", available: int = 1) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "system", "labels": {"app.kubernetes.io/name": name}},
+            "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": image}]}}},
+            "status": {"availableReplicas": available}}
+
+
+def provider(kind: str, name: str, ready: bool) -> dict[str, Any]:
+    status = "True" if ready else "False"
+    return {"metadata": {"name": name, "namespace": f"{name}-system"},
+            "status": {"installedVersion": "v1.10.1",
+                       "conditions": [{"type": "Ready", "status": status, "reason": "" if ready else "Installing",
+                                       "message": "" if ready else "waiting for the components"}]}}
+
+
+def complete(mgmt: KubeEmulator, shared: Path) -> None:
+    declare(mgmt, [*MANAGEMENT_KINDS, *_kinds()])
+    kamaji(mgmt, shared / "crds")
+    for _, names, _ in CONTROLLERS:
+        for name in names:
+            image = "ghcr.io/clastix/kamaji:26.6.5-edge" if name == "kamaji" else "registry.example/x:1"
+            mgmt.put("apps/v1/deployments", deployment(name, image))
+    mgmt.put(f"{PROVIDERS}/coreproviders", provider("CoreProvider", "cluster-api", True))
+    mgmt.put(f"{PROVIDERS}/infrastructureproviders", provider("InfrastructureProvider", "proxmox", True))
+    mgmt.put("kamaji.clastix.io/v1alpha1/datastores", {"metadata": {"name": "default"}, "spec": {}})
+
+
+async def report_of(mgmt: KubeEmulator) -> Report:
+    async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
+        return await doctor_management(api)
+
+
+def failing(report: Report) -> dict[str, tuple[str, str]]:
+    return {r.subject: (r.seen, r.advice) for r in report.rows if r.status is Status.FAIL}
+
+
+async def test_a_complete_management_cluster_passes(mgmt: KubeEmulator, shared: Path) -> None:
+    complete(mgmt, shared)
+    report = await report_of(mgmt)
+    assert failing(report) == {}, report.rows
+    assert not report.failed and report.exit_code == 0
+    [release] = [r for r in report.rows if r.check == "kamaji" and r.subject == "release"]
+    assert release.status is Status.PASS
+    assert release.seen.startswith("Kamaji 26.6.5-edge (observed: Deployment system/kamaji runs ghcr.io/clastix/kamaji")
+    assert release.seen.endswith("serves Kubernetes up to v1.36")
+
+
+async def test_a_missing_crd_is_a_failure_naming_what_installs_it(mgmt: KubeEmulator, shared: Path) -> None:
+    complete(mgmt, shared)
+    del mgmt.resources[next(r for r, info in mgmt.resources.items() if info.kind == "TalosConfigTemplate")]
+    fails = failing(await report_of(mgmt))
+    assert fails == {"bootstrap.cluster.x-k8s.io/v1alpha3 TalosConfigTemplate": (
+        "CABPT (Talos bootstrap, v0.6): TalosConfigTemplate not served",
+        "install its capi-operator provider (`tenantctl providers render -f platform.yaml`)")}
+
+
+async def test_an_old_kamaji_warns_what_it_refuses_and_fails_without_the_trustd_field(
+    mgmt: KubeEmulator, shared: Path
+) -> None:
+    complete(mgmt, shared)
+    mgmt.put("apps/v1/deployments", deployment("kamaji", "ghcr.io/clastix/kamaji:edge-25.9.2"))
+    kamaji(mgmt, shared / "crds", additional_ports=False)
+    report = await report_of(mgmt)
+    [release] = [r for r in report.rows if r.subject == "release"]
+    assert release.status is Status.WARN and release.seen.endswith("serves Kubernetes up to v1.34")
+    assert "v1.36 needs Kamaji 26.5.3-edge" in release.advice
+    assert failing(report)["tenantcontrolplanes.kamaji.clastix.io"][1].startswith("upgrade Kamaji to 26.3.2-edge")
+
+
+async def test_no_cert_manager_and_a_provider_not_ready_are_failures(mgmt: KubeEmulator, shared: Path) -> None:
+    complete(mgmt, shared)
+    for name in ("cert-manager", "cert-manager-webhook"):
+        mgmt.objects["apps/v1/deployments", "system", name].delete()
+    mgmt.put(f"{PROVIDERS}/infrastructureproviders", provider("InfrastructureProvider", "proxmox", False))
+    fails = failing(await report_of(mgmt))
+    assert fails["Deployment cert-manager"][0] == "cert-manager: no Deployment cert-manager"
+    assert "webhook certificate" in fails["Deployment cert-manager-webhook"][1]
+    assert fails["InfrastructureProvider proxmox-system/proxmox"] == (
+        "not Ready: Installing waiting for the components",
+        "kubectl -n proxmox-system describe infrastructureprovider proxmox")
+
+
+async def test_the_command_prints_the_report_and_exits_1_on_a_failure(
+    mgmt: KubeEmulator, shared: Path, tmp_path: Path
+) -> None:
+    complete(mgmt, shared)
+    config = tmp_path / "kubeconfig"
+    config.write_text(kubeconfig_for(str(mgmt.url).rstrip("/")))
+    args = ["doctor", "management", "--kubeconfig", str(config), "-o", "json"]
+    passed = await asyncio.to_thread(CliRunner().invoke, app, args)
+    assert passed.exit_code == 0, passed.output
+    assert json.loads(passed.stdout)["ok"] is True
+    mgmt.objects["kamaji.clastix.io/v1alpha1/datastores", None, "default"].delete()
+    failed = await asyncio.to_thread(CliRunner().invoke, app, args)
+    assert failed.exit_code == 1
+    rows = json.loads(failed.stdout)["rows"]
+    assert [r["seen"] for r in rows if r["status"] == "FAIL"] == ["no DataStore"]
