@@ -158,6 +158,7 @@ def test_no_extra_args_renders_none(proxmox_docs: Docs) -> None:
     assert "extraArgs" not in _control_plane(proxmox_docs)["spec"]["apiServer"]
 
 
-def test_the_readme_preset_table_is_generated_from_the_data() -> None:
-    match = re.search(r"<!-- presets:start -->\n(.*?)<!-- presets:end -->", (REPO / "README.md").read_text(), re.S)
+def test_the_documented_preset_table_is_generated_from_the_data() -> None:
+    text = (REPO / "docs" / "rendering.md").read_text()
+    match = re.search(r"<!-- presets:start -->\n(.*?)<!-- presets:end -->", text, re.S)
     assert match and match.group(1) == presets_markdown()

@@ -285,9 +285,9 @@ def test_immutable_fields_refuse_a_change_and_allow_an_unchanged_update(key: str
 def test_docs_table_is_generated() -> None:
     table = markdown_table()
     doc = (REPO / "docs" / "admission.md").read_text()
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "spec.md").read_text()
     assert table in doc, "regenerate docs/admission.md: python -m tenantctl.spec.refusals"
-    assert table in readme, "regenerate the README table: python -m tenantctl.spec.refusals"
+    assert table in readme, "regenerate docs/spec.md's table: python -m tenantctl.spec.refusals"
 
 
 @pytest.mark.parametrize("example", ["proxmox.yaml", "kubevirt.yaml"])

@@ -119,5 +119,5 @@ def check_addons(at: str, addons: AddonsSpec, problems: Problems) -> None:
             for path in _owned_conflicts(override, owned):
                 problems.error(
                     f"{base}.{path}",
-                    f"would change {owned!r}, which tenantctl sets for {name} (see the README's {name} section)",
+                    f"would change {owned!r}, which tenantctl sets for {name} (see docs/rendering.md, {name})",
                 )

@@ -26,7 +26,7 @@ class ComponentResourcesSpec(SpecModel):
 
     preset: str | None = Field(
         default=None,
-        description="Named preset (README: control-plane resources).",
+        description="Named preset (docs/rendering.md: control-plane resources).",
         json_schema_extra={"enum": list[JsonValue](sorted(PRESETS))},
     )
     requests: ResourceAmountsSpec | None = Field(default=None, description="Explicit requests (no preset).")

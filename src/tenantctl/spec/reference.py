@@ -1,6 +1,6 @@
-"""The README's spec reference, generated from the models so the document cannot drift from the code.
+"""The spec reference of docs/spec.md, generated from the models so the document cannot drift from the code.
 
-Run `python -m tenantctl.spec.reference` to print it; a test holds README.md to this output.
+Run `python -m tenantctl.spec.reference` to print it; a test holds docs/spec.md to this output.
 """
 
 from __future__ import annotations

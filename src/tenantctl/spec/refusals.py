@@ -1,6 +1,6 @@
 """What is refused where: each refusal of the spec and the first place that stops it at `kubectl apply`.
 
-Data, not prose: `docs/admission.md` and the README's table are generated from `REFUSALS`, and the
+Data, not prose: the tables of `docs/admission.md` and `docs/spec.md` are generated from `REFUSALS`, and the
 tests hold each row to its word (a CRD row is refused by the generated CRDs alone, a webhook row by
 the webhook handler). Whatever the row says, `tenantctl validate` and the operator (which marks the
 object `Ready=False/InvalidSpec`) refuse it too: they run every check.
