@@ -21,7 +21,8 @@ from tenantctl.render import render_tenant
 from tenantctl.spec import parse_observed, parse_tenant_documents
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-TARGETS_MS = {"render": 20.0, "cli_start": 600.0}
+# The goal (issue 22): a render under a millisecond. Not met yet (1.8 / 1.2 ms at this commit): the bar stays.
+TARGETS_MS = {"render": 1.0, "cli_start": 600.0}
 
 
 def _docs(name: str) -> list[dict[str, object]]:

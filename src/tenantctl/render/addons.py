@@ -10,7 +10,6 @@ it with the bootstrap objects (`render/kubevirt_csi_node.py`). Metrics and snaps
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from tenantctl.render.chart_sources import ChartSourcesSpec, helm_release_chart
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KUBECONFIG_KEY
 from tenantctl.render.meta import Names, object_meta
+from tenantctl.render.plain import plain_copy
 from tenantctl.spec import ObservedState, TenantCluster
 
 __all__ = [
@@ -93,12 +93,12 @@ def render_helm_release(
         },
         # The retry of a failed install runs as an upgrade: without the strategy here it falls back to remediation.
         "upgrade": {"strategy": dict(_RETRY_ON_FAILURE), "remediation": dict(_UNLIMITED_REMEDIATION)},
-        "values": copy.deepcopy(dict(values)),
+        "values": plain_copy(dict(values)),
     }
     if depends_on:
         spec["dependsOn"] = [{"name": names.release(d), "namespace": names.namespace} for d in depends_on]
     if post_renderers:
-        spec["postRenderers"] = copy.deepcopy([dict(p) for p in post_renderers])
+        spec["postRenderers"] = plain_copy([dict(p) for p in post_renderers])
     return {
         "apiVersion": HELM_RELEASE_API,
         "kind": "HelmRelease",

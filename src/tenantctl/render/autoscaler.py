@@ -6,7 +6,6 @@ cluster through its own ServiceAccount (`--clusterapi-cloud-config-authoritative
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +22,7 @@ from tenantctl.render.controllers import (
 )
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names
+from tenantctl.render.plain import plain_copy
 from tenantctl.spec import NodePool, TenantCluster
 
 __all__ = ["AUTOSCALER_RESOURCES", "autoscaler_args", "autoscaler_rules", "render_autoscaler"]
@@ -76,7 +76,7 @@ def render_autoscaler(
         autoscaler_args(names),
         [(KUBECONFIG_VOLUME, KUBECONFIG_MOUNT)],
         command=["/cluster-autoscaler"],
-        extra={"resources": copy.deepcopy(AUTOSCALER_RESOURCES)},
+        extra={"resources": plain_copy(AUTOSCALER_RESOURCES)},
     )
     return [
         service_account(names, name),

@@ -4,10 +4,10 @@ apiserver-endpoint discovery needs."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from tenantctl.render.meta import cluster_labels
+from tenantctl.render.plain import plain_copy
 from tenantctl.spec import ObservedState, TenantCluster
 
 __all__ = ["BOOTSTRAPPERS_GROUP", "ENDPOINT_DISCOVERY", "render_tenant_bootstrap_objects"]
@@ -55,7 +55,7 @@ def _endpoint_discovery_rbac(labels: dict[str, str]) -> list[dict[str, Any]]:
         "apiVersion": _RBAC_API,
         "kind": "Role",
         "metadata": meta(),
-        "rules": copy.deepcopy(list(_ENDPOINT_DISCOVERY_RULES)),
+        "rules": plain_copy(list(_ENDPOINT_DISCOVERY_RULES)),
     }
     binding = {
         "apiVersion": _RBAC_API,

@@ -3,12 +3,12 @@ through its admin kubeconfig: the one place their Deployments, ServiceAccounts a
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tenantctl.render.kamaji import KUBECONFIG_KEY
 from tenantctl.render.meta import Names, object_meta
+from tenantctl.render.plain import plain_copy
 
 __all__ = [
     "CONTROLLER_TOLERATIONS",
@@ -83,8 +83,8 @@ def container(
             {"name": vol, "mountPath": path, **({} if vol in writable else {"readOnly": True})}
             for vol, path in mounts
         ]
-    spec["resources"] = copy.deepcopy(dict(_RESOURCES))
-    spec["securityContext"] = copy.deepcopy(dict(_CONTAINER_SECURITY))
+    spec["resources"] = plain_copy(dict(_RESOURCES))
+    spec["securityContext"] = plain_copy(dict(_CONTAINER_SECURITY))
     spec.update(extra or {})
     return spec
 
@@ -109,7 +109,7 @@ def controller_deployment(
         "serviceAccountName": service_account_name,
         "automountServiceAccountToken": infra_access,
         "priorityClassName": "system-cluster-critical",
-        "securityContext": copy.deepcopy(dict(_POD_SECURITY)),
+        "securityContext": plain_copy(dict(_POD_SECURITY)),
         "tolerations": [dict(t) for t in CONTROLLER_TOLERATIONS],
     }
     if init_containers:

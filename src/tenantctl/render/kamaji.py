@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from tenantctl.render.control_plane_resources import CSR_SIGNER_RESOURCES, component_resources
@@ -10,6 +9,7 @@ from tenantctl.render.exposure import apiserver_network
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.images import SHARED_REGISTRY
 from tenantctl.render.meta import Names, object_meta
+from tenantctl.render.plain import plain_copy
 from tenantctl.render.versions import konnectivity_version, kubernetes_patch
 from tenantctl.spec import ObservedState, TenantCluster
 
@@ -113,8 +113,8 @@ def render_kamaji_control_plane(
                         "image": str(images.ref("talos-csr-signer")),
                         "imagePullPolicy": "IfNotPresent",
                         "ports": [{"name": "trustd", "containerPort": 50001, "protocol": "TCP"}],
-                        "resources": copy.deepcopy(CSR_SIGNER_RESOURCES),
-                        "securityContext": copy.deepcopy(_CSR_SIGNER_SECURITY_CONTEXT),
+                        "resources": plain_copy(CSR_SIGNER_RESOURCES),
+                        "securityContext": plain_copy(_CSR_SIGNER_SECURITY_CONTEXT),
                         "env": [
                             {
                                 "name": "TALOS_TOKEN",

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from tenantctl.render.controllers import (
     KUBECONFIG_MOUNT,
     KUBECONFIG_PATH,
@@ -19,6 +17,7 @@ from tenantctl.render.controllers import (
 )
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names, object_meta
+from tenantctl.render.yaml_text import to_yaml
 from tenantctl.spec import TenantCluster
 
 __all__ = ["KCCM_RULES", "kccm_cloud_config", "render_kubevirt_ccm"]
@@ -49,7 +48,7 @@ def kccm_cloud_config(cluster: TenantCluster) -> str:
             "selectorless": True,
         },
     }
-    return yaml.safe_dump(config, sort_keys=False, default_flow_style=False)
+    return to_yaml(config)
 
 
 def render_kubevirt_ccm(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:

@@ -12,7 +12,6 @@ metrics-server, snapshot-controller), so no dependency can name a release a clus
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 from tenantctl.render.addons import CILIUM, TenantAddon
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import INGRESS_NODE_LABEL
+from tenantctl.render.plain import plain_copy
 from tenantctl.render.standard_addons import METRICS_SERVER, SNAPSHOT_CONTROLLER
 from tenantctl.spec import AddonSpec, ObservedState, TenantCluster
 
@@ -100,12 +100,12 @@ OPTIONAL_ADDONS: tuple[OptionalAddon, ...] = (
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
     """`override` over `base`: mappings merge key by key, anything else replaces (lists included)."""
-    out = copy.deepcopy(dict(base))
+    out = plain_copy(dict(base))
     for key, value in override.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = deep_merge(out[key], value)
         else:
-            out[key] = copy.deepcopy(value)
+            out[key] = plain_copy(value)
     return out
 
 

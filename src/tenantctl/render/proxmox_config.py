@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from tenantctl.credentials.keys import CONTROLLER_KEYS
 from tenantctl.render.controllers import container
 from tenantctl.render.image_settings import ImagesSpec
+from tenantctl.render.yaml_text import to_yaml
 
 __all__ = [
     "CONFIG_FILE",
@@ -81,7 +80,7 @@ def config_volumes(credentials_secret_name: str) -> list[dict[str, Any]]:
 
 def config_init_container(insecure: bool, features: Mapping[str, Any], images: ImagesSpec) -> dict[str, Any]:
     """`features` becomes the config's `features:` block verbatim (capmox mode, controllerVmID)."""
-    features_yaml = yaml.safe_dump({"features": dict(features)}, sort_keys=True, default_flow_style=False)
+    features_yaml = to_yaml({"features": dict(features)}, sort_keys=True)
     return container(
         "compose-config",
         str(images.ref("config-init")),

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from tenantctl.problems import Problems
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names, object_meta
@@ -18,6 +16,7 @@ from tenantctl.render.node_placement import kubelet_labels, node_taints
 from tenantctl.render.sizing import eviction_config, kubelet_reservations
 from tenantctl.render.substrates import Substrate
 from tenantctl.render.versions import kubernetes_patch
+from tenantctl.render.yaml_text import to_yaml
 from tenantctl.spec import NodePool, ObservedState, TenantCluster
 from tenantctl.spec.addresses import is_literal_ip
 
@@ -161,7 +160,7 @@ def render_talos_config_template(
                 "spec": {
                     "generateType": "none",
                     "talosVersion": cluster.spec.talos.version,
-                    "data": yaml.safe_dump(config, sort_keys=False, default_flow_style=False),
+                    "data": to_yaml(config),
                 }
             }
         },

