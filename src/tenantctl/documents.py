@@ -33,12 +33,14 @@ class Limits:
     string_chars: int
     items: int
     depth: int = 64
+    documents: int = 1_000
+    """Documents in one file: a flood of empty ones would cost seconds each thousand and bury the answer."""
 
 
 # A tenant's own documents: the largest legitimate string is a CA bundle or a values override.
 INPUT_LIMITS = Limits(file_bytes=4 * 2**20, string_chars=256 * 2**10, items=10_000)
 # A render read back (`providers plan --previous`): ConfigMaps carry whole provider components.
-RENDERED_LIMITS = Limits(file_bytes=256 * 2**20, string_chars=4 * 2**20, items=100_000)
+RENDERED_LIMITS = Limits(file_bytes=256 * 2**20, string_chars=4 * 2**20, items=100_000, documents=100_000)
 
 INT64 = (-(2**63), 2**63 - 1)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -154,7 +156,12 @@ def load_documents(text: str, source: str = "<stdin>", limits: Limits = INPUT_LI
         raise InvalidInput([Problem(source, f"malformed YAML: {exc}")]) from None
     try:
         docs = []
+        seen = 0
         while loader.check_data():  # type: ignore[no-untyped-call]
+            seen += 1
+            if seen > limits.documents:
+                raise InvalidInput([Problem(source, f"more than {limits.documents} YAML documents; at most "
+                                                    f"{limits.documents} are accepted in one file: split it")])
             doc = loader.get_data()
             if doc is not None:
                 docs.append(doc)

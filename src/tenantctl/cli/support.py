@@ -11,7 +11,7 @@ import typer
 
 from tenantctl.problems import InvalidInput, Problem, Severity
 
-__all__ = ["EXIT_INVALID", "print_problems", "refusals_exit_2"]
+__all__ = ["EXIT_INVALID", "SHOWN", "print_problems", "refusals_exit_2"]
 
 EXIT_INVALID = 2
 
@@ -19,15 +19,27 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+SHOWN = 50
+"""Problems printed before the rest is counted: the first ones are what a person reads, a flood hides them."""
+
+
 def print_problems(problems: Iterable[Problem]) -> None:
-    """One problem per line on stderr, errors in red, warnings in yellow (plain when not a terminal)."""
+    """One problem per line on stderr, errors in red, warnings in yellow (plain when not a terminal);
+    past `SHOWN`, how many more there were."""
     from rich.console import Console
     from rich.markup import escape
 
+    listed = list(problems)
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-    for p in problems:
+    lines = []
+    for p in listed[:SHOWN]:
         style = "red" if p.severity is Severity.ERROR else "yellow"
-        console.print(f"[{style}]{escape(str(p))}[/{style}]")
+        lines.append(f"[{style}]{escape(str(p))}[/{style}]")
+    if len(listed) > SHOWN:
+        errors = sum(p.severity is Severity.ERROR for p in listed[SHOWN:])
+        lines.append(f"… and {len(listed) - SHOWN} more ({errors} errors), not shown")
+    if lines:
+        console.print("\n".join(lines))
 
 
 def refusals_exit_2(func: Callable[P, R]) -> Callable[P, R]:

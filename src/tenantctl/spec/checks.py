@@ -22,7 +22,7 @@ from tenantctl.spec.errors import shown
 from tenantctl.spec.exposure import check_expose
 from tenantctl.spec.image_refs import endpoint_problem, registry_host_problem, repository_problem
 from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_problem, reserved_domain
-from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, machine_name_length
+from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, is_host_name, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.observed import ObservedState
 from tenantctl.spec.patterns import (
@@ -368,8 +368,9 @@ def check_observed_state(observed: ObservedState, problems: Problems) -> None:
     """Observations reach Secret names, host entries and search domains verbatim: check them as the spec."""
     at = ref("ObservedState", observed.metadata.name)
     _check_meta_name(at, observed.metadata.name, observed.metadata.namespace, problems)
-    if not (is_literal_ip(observed.endpoint) or is_dns_subdomain(observed.endpoint)):
-        problems.error(f"{at}.endpoint", f"{shown(observed.endpoint)} is neither a literal IP nor a DNS name")
+    if not (is_literal_ip(observed.endpoint) or is_host_name(observed.endpoint)):
+        problems.error(f"{at}.endpoint", f"{shown(observed.endpoint)} is neither a literal IP nor a DNS name "
+                                         "(a name of digits and dots only is a mistyped address)")
     if observed.cluster_dns is not None and not is_literal_ip(observed.cluster_dns):
         problems.error(f"{at}.clusterDNS", f"{shown(observed.cluster_dns)} is not a literal IP address")
     if not is_dns_subdomain(observed.management_cluster_domain):

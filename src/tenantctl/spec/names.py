@@ -12,6 +12,7 @@ __all__ = [
     "MACHINE_SUFFIX_LEN",
     "is_dns_label",
     "is_dns_subdomain",
+    "is_host_name",
     "machine_name_length",
 ]
 
@@ -29,6 +30,12 @@ def is_dns_label(name: str) -> bool:
 
 def is_dns_subdomain(name: str) -> bool:
     return len(name) <= 253 and bool(_DNS_SUBDOMAIN.fullmatch(name))
+
+
+def is_host_name(name: str) -> bool:
+    """A DNS name that can name a host: RFC 1123 §2.1 says a host name never has the dotted-decimal form
+    (`192.0.2.1000` is a mistyped address, not a name), so a name of digits and dots only is none."""
+    return is_dns_subdomain(name) and not all(label.isdigit() for label in name.split("."))
 
 
 def machine_name_length(cluster: str, pool: str) -> int:
