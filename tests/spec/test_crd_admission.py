@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from test_autoscaling_refusals import AUTOSCALING_CASES
 from test_control_plane_refusals import CASES as CONTROL_PLANE_CASES
 from test_expose_refusals import EXPOSE_CASES, with_expose
@@ -35,14 +34,6 @@ from tenantctl.validate.transitions import validate_transition
 
 REPO = Path(__file__).resolve().parents[2]
 CRD_LAYERS = {Layer.SCHEMA, Layer.CEL}
-
-
-@pytest.fixture(scope="module")
-def own_catalog(tmp_path_factory: pytest.TempPathFactory) -> SchemaCatalog:
-    path: Path = tmp_path_factory.mktemp("crds")
-    for crd in render_crds():
-        (path / f"{crd['metadata']['name']}.yaml").write_text(yaml.safe_dump(crd))
-    return SchemaCatalog.from_dirs([path])
 
 
 def _without_nulls(value: Any) -> Any:

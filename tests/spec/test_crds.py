@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from pathlib import Path
 from typing import Literal
 
 import pytest
-import yaml
 from pydantic import BaseModel
 
 from tenant_support import load_example
 from tenantctl.spec import crd_rules
 from tenantctl.spec.crds import render_crds, structural_schema
 from tenantctl.validate import SchemaCatalog, validate_objects
-
-
-@pytest.fixture(scope="module")
-def own_catalog(tmp_path_factory: pytest.TempPathFactory) -> SchemaCatalog:
-    path: Path = tmp_path_factory.mktemp("crds")
-    for crd in render_crds():
-        (path / f"{crd['metadata']['name']}.yaml").write_text(yaml.safe_dump(crd))
-    return SchemaCatalog.from_dirs([path])
 
 
 def test_crds_pass_the_core_schema() -> None:

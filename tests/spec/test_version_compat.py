@@ -7,11 +7,9 @@ server does), from `check_version_change` (what `plan` and the webhook say) and 
 from __future__ import annotations
 
 import copy
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tenant_support import load_example
 from tenantctl.problems import InvalidInput, Problems
@@ -24,20 +22,11 @@ from tenantctl.spec.compat import (
     check_kamaji_serves,
     check_version_change,
 )
-from tenantctl.spec.crds import render_crds
 from tenantctl.spec.versions import KAMAJI_SERVES, KUBERNETES, kamaji_key, kamaji_serves
 from tenantctl.validate import SchemaCatalog
 from tenantctl.validate.transitions import validate_transition
 
 AT = "TenantCluster/demo"
-
-
-@pytest.fixture(scope="module")
-def own_catalog(tmp_path_factory: pytest.TempPathFactory) -> SchemaCatalog:
-    path: Path = tmp_path_factory.mktemp("crds")
-    for crd in render_crds():
-        (path / f"{crd['metadata']['name']}.yaml").write_text(yaml.safe_dump(crd))
-    return SchemaCatalog.from_dirs([path])
 
 
 def _changed(version: str | None = None, talos: str | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
