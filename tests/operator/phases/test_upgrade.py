@@ -72,6 +72,11 @@ def change_version(mgmt: KubeEmulator, version: str) -> None:
     mgmt.put(TC, tc)
 
 
+def seeded_at_v134(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    seeded(mgmt, tenant, "kubevirt.yaml")
+    change_version(mgmt, "v1.34")  # before the operator runs: a tenant created at v1.34
+
+
 def writes_of(mgmt: KubeEmulator, plural: str, name: str, since: int) -> list[int]:
     return [i for i, e in enumerate(mgmt.writes()) if i >= since and e.plural == plural and e.name == name
             and e.verb.startswith("apply")]
@@ -81,9 +86,9 @@ def upgrading(mgmt: KubeEmulator) -> dict[str, Any]:
     return dict(condition(mgmt.get(TC, NS, NAME), "Upgrading"))
 
 
-async def converged_at_v133(mgmt: KubeEmulator, tenant: KubeEmulator, ctx: Any) -> None:
+async def converged_at_v134(mgmt: KubeEmulator, tenant: KubeEmulator, ctx: Any) -> None:
     await eventually(lambda: condition(mgmt.get(TC, NS, NAME), "Ready").get("status") == "True")
-    control_plane_reports(mgmt, "v1.33.13")
+    control_plane_reports(mgmt, "v1.34.9")
     rolled_out(mgmt, "demo-big")
     rolled_out(mgmt, "demo-md0")
     await quiet(ctx, mgmt, KUBEVIRT)
@@ -92,40 +97,40 @@ async def converged_at_v133(mgmt: KubeEmulator, tenant: KubeEmulator, ctx: Any) 
 async def test_the_control_plane_moves_first_then_each_pool_after_the_previous_rolled_out(
     mgmt: KubeEmulator, tenant: KubeEmulator
 ) -> None:
-    seeded(mgmt, tenant, "kubevirt.yaml")
+    seeded_at_v134(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
-        await converged_at_v133(mgmt, tenant, ctx)
+        await converged_at_v134(mgmt, tenant, ctx)
         assert upgrading(mgmt)["status"] == "False" and upgrading(mgmt)["reason"] == "UpToDate"
         start = len(mgmt.writes())
-        change_version(mgmt, "v1.34")
-        await eventually(lambda: kcp_version(mgmt) == "v1.34.9")
+        change_version(mgmt, "v1.35")
+        await eventually(lambda: kcp_version(mgmt) == "v1.35.6")
         await one_more_pass(ctx, KUBEVIRT)
         await one_more_pass(ctx, KUBEVIRT)
-        assert (md_version(mgmt, "demo-big"), md_version(mgmt, "demo-md0")) == ("v1.33.13", "v1.33.13")
+        assert (md_version(mgmt, "demo-big"), md_version(mgmt, "demo-md0")) == ("v1.34.9", "v1.34.9")
         assert upgrading(mgmt)["reason"] == "UpgradingControlPlane"
         status = mgmt.get(TC, NS, NAME)["status"]  # type: ignore[index]
         assert status["upgrade"]["stage"] == "ControlPlane" and status["upgrade"]["remaining"] == ["big", "md0"]
 
-        control_plane_reports(mgmt, "v1.34.9", ready=False)  # reported, not every apiserver ready yet
+        control_plane_reports(mgmt, "v1.35.6", ready=False)  # reported, not every apiserver ready yet
         await one_more_pass(ctx, KUBEVIRT)
-        assert md_version(mgmt, "demo-big") == "v1.33.13"
-        control_plane_reports(mgmt, "v1.34.9")
-        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.34.9")
+        assert md_version(mgmt, "demo-big") == "v1.34.9"
+        control_plane_reports(mgmt, "v1.35.6")
+        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.35.6")
         rolling(mgmt, "demo-big")
         await one_more_pass(ctx, KUBEVIRT)
         await one_more_pass(ctx, KUBEVIRT)
-        assert md_version(mgmt, "demo-md0") == "v1.33.13", "the next pool waits for the previous rollout"
+        assert md_version(mgmt, "demo-md0") == "v1.34.9", "the next pool waits for the previous rollout"
         assert upgrading(mgmt)["reason"] == "UpgradingPool"
         assert "pool big to finish its rollout" in upgrading(mgmt)["message"]
 
         rolled_out(mgmt, "demo-big")
-        await eventually(lambda: md_version(mgmt, "demo-md0") == "v1.34.9")
+        await eventually(lambda: md_version(mgmt, "demo-md0") == "v1.35.6")
         rolled_out(mgmt, "demo-md0")
         await eventually(lambda: upgrading(mgmt).get("reason") == "UpToDate")
         status = mgmt.get(TC, NS, NAME)["status"]  # type: ignore[index]
         assert "upgrade" not in status
-        assert status["versions"]["pools"] == {"big": {"kubernetes": "v1.34.9", "talos": "v1.13.6"},
-                                               "md0": {"kubernetes": "v1.34.9", "talos": "v1.13.6"}}
+        assert status["versions"]["pools"] == {"big": {"kubernetes": "v1.35.6", "talos": "v1.13.6"},
+                                               "md0": {"kubernetes": "v1.35.6", "talos": "v1.13.6"}}
     kcp = writes_of(mgmt, "kamajicontrolplanes", NAME, start)
     big = writes_of(mgmt, "machinedeployments", "demo-big", start)
     md0 = writes_of(mgmt, "machinedeployments", "demo-md0", start)
@@ -137,13 +142,13 @@ async def test_the_control_plane_moves_first_then_each_pool_after_the_previous_r
 
 
 async def test_a_remediating_pool_stops_the_sequence_with_the_reason(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
-    seeded(mgmt, tenant, "kubevirt.yaml")
+    seeded_at_v134(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
-        await converged_at_v133(mgmt, tenant, ctx)
-        change_version(mgmt, "v1.34")
-        await eventually(lambda: kcp_version(mgmt) == "v1.34.9")
-        control_plane_reports(mgmt, "v1.34.9")
-        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.34.9")
+        await converged_at_v134(mgmt, tenant, ctx)
+        change_version(mgmt, "v1.35")
+        await eventually(lambda: kcp_version(mgmt) == "v1.35.6")
+        control_plane_reports(mgmt, "v1.35.6")
+        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.35.6")
         rolling(mgmt, "demo-big")
         _status(mgmt, MHC, "demo-big", {"expectedMachines": 2, "currentHealthy": 1})
         await eventually(lambda: condition(mgmt.get(TC, NS, NAME), "Ready").get("reason") == "UpgradeStalled")
@@ -152,7 +157,7 @@ async def test_a_remediating_pool_stops_the_sequence_with_the_reason(mgmt: KubeE
         assert ready["message"] == ("pool big is being remediated: its MachineHealthCheck sees 1/2 machines healthy; "
                                     "the pools after it wait")
         await one_more_pass(ctx, KUBEVIRT)
-        assert md_version(mgmt, "demo-md0") == "v1.33.13", "never the next pool over an unhealthy one"
+        assert md_version(mgmt, "demo-md0") == "v1.34.9", "never the next pool over an unhealthy one"
 
 
 async def test_a_new_tenant_is_created_at_the_target_directly(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
