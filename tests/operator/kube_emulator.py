@@ -67,6 +67,15 @@ CORE: list[tuple[str, str, bool, tuple[str, ...]]] = [
 _VERBS = ["list", "watch", "get", "patch", "create", "delete", "update"]
 
 
+def path_of(emulator: kmock.KubernetesEmulator, api_version: str, kind: str) -> str | None:
+    """The path `put`, `get` and `objects` take for `kind` of `api_version`, or None while it is not served."""
+    group, _, version = api_version.rpartition("/")
+    for res, info in emulator.resources.items():
+        if info.kind == kind and (res.group or "") == group and res.version == version:
+            return f"{res.group + '/' if res.group else ''}{res.version}/{res.plural}"
+    return None
+
+
 def declare(emulator: kmock.KubernetesEmulator, specs: list[tuple[str, str, bool, tuple[str, ...]]]) -> None:
     """Serve these resources in discovery (kopf waits for some of them before it watches anything)."""
     for path, kind, namespaced, subresources in specs:

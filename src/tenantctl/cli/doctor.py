@@ -125,9 +125,10 @@ def management(
     from tenantctl.operator.daytwo.management import doctor_management
     from tenantctl.operator.kube.client import APIError, KubeClient
     from tenantctl.operator.kube.connect import management_connection
+    from tenantctl.spec.compat import DEFAULT_KAMAJI
 
-    kamaji = platform_settings(platform)[2] if platform is not None else None
-    declared = kamaji if kamaji is not None and kamaji.source.startswith("Platform") else None
+    kamaji = platform_settings(platform)[2]
+    declared = None if kamaji is DEFAULT_KAMAJI else kamaji  # a Platform that names no release declares none
 
     async def run() -> Any:
         async with KubeClient(management_connection(kubeconfig, context)) as api:

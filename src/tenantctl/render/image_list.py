@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tenantctl.render.addons import ADDON_IMAGES, charts_in_use
+from tenantctl.render.addons import ADDON_IMAGES
 from tenantctl.render.autoscaler import render_autoscaler
 from tenantctl.render.chart_sources import ChartSourcesSpec, PulledChart, charts_pulled
 from tenantctl.render.image_settings import ImagesSpec
@@ -19,6 +19,7 @@ from tenantctl.render.images import CATALOGUE, SHARED_REGISTRY
 from tenantctl.render.standard_addons import STANDARD_ADDON_IMAGES
 from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import worker_images
+from tenantctl.render.tenant import charts_used
 from tenantctl.render.versions import kamaji_konnectivity_tag, kubernetes_patch
 from tenantctl.spec import NodePool, TenantCluster, TenantInput
 
@@ -91,7 +92,4 @@ def tenant_images(tenant: TenantInput, images: ImagesSpec) -> list[PulledImage]:
 
 def tenant_charts(tenant: TenantInput, charts: ChartSourcesSpec, images: ImagesSpec) -> list[PulledChart]:
     """Every chart the input's add-ons install, from where the Platform says (its mirror, its overrides)."""
-    from tenantctl.render.tenant import addons_of
-
-    in_use = set().union(*(charts_in_use(addons_of(c, images)) for c in tenant.clusters))
-    return charts_pulled(charts, in_use)
+    return charts_pulled(charts, charts_used(tenant.clusters, images))

@@ -22,7 +22,9 @@ from tenantctl.spec import NodePool, ObservedState, TenantCluster, TenantInput
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_kamaji_serves
 
-__all__ = ["addons_of", "refuse_collisions", "render_cluster", "render_tenant", "render_tenant_bootstrap"]
+__all__ = [
+    "addons_of", "charts_used", "refuse_collisions", "render_cluster", "render_tenant", "render_tenant_bootstrap",
+]
 
 ObservedMap = Mapping[tuple[str, str], ObservedState]
 
@@ -130,6 +132,12 @@ def addons_of(cluster: TenantCluster, images: ImagesSpec) -> tuple[TenantAddon, 
     )
 
 
+def charts_used(clusters: Sequence[TenantCluster], images: ImagesSpec) -> set[str]:
+    """The add-on charts these clusters install: the sources `render_tenant` and the operator render, the
+    charts `tenantctl images` lists."""
+    return set().union(*(charts_in_use(addons_of(c, images)) for c in clusters))
+
+
 def render_tenant(
     tenant: TenantInput,
     observed: ObservedMap | None = None,
@@ -147,7 +155,7 @@ def render_tenant(
     for ns, name in sorted(set(observed) - known):
         problems.error(f"ObservedState/{name}.metadata", f"no TenantCluster {ns}/{name} in the input")
     problems.raise_if_errors()
-    in_use = set().union(*(charts_in_use(addons_of(c, images)) for c in tenant.clusters))
+    in_use = charts_used(tenant.clusters, images)
     sourced: Sourced = [("Platform spec.charts", o) for o in render_chart_sources(charts, in_use)]
     for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         key = (cluster.metadata.namespace, cluster.metadata.name)

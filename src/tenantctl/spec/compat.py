@@ -18,6 +18,7 @@ from tenantctl.spec.versions import (
     DEFAULT_KUBERNETES_MINOR,
     DEFAULT_TALOS_VERSION,
     KAMAJI_RELEASE,
+    KAMAJI_SERVES,
     KUBERNETES,
     TALOS_KUBERNETES_WINDOW,
     kamaji_key,
@@ -40,6 +41,7 @@ __all__ = [
     "check_kamaji_serves",
     "check_version_change",
     "installed_patch",
+    "spec_versions",
 ]
 
 # The refusals of a version change, shared word for word with the CRD's CEL (`crd_rules`).
@@ -77,8 +79,8 @@ def check_kamaji_release(at: str, release: str, problems: Problems) -> None:
         problems.error(at, f"{release!r} is not a Kamaji edge release like 26.3.6-edge or edge-25.12.4 "
                            f"(pattern {KAMAJI_RELEASE})")
     elif kamaji_serves(release) is None:
-        problems.error(at, f"Kamaji {release} is older than any release tenantctl knows "
-                           f"(oldest: {min(KUBERNETES.values(), key=lambda r: kamaji_key(r.kamaji) or ()).kamaji})")
+        oldest = KAMAJI_SERVES[0][0]
+        problems.error(at, f"Kamaji {release} is older than any release tenantctl knows (oldest: {oldest})")
 
 
 def check_kamaji_serves(at: str, version: str, kamaji: KamajiRelease, problems: Problems) -> None:
@@ -128,20 +130,23 @@ def check_version_change(
         problems.error(f"{at}.spec.talos.version", TALOS_DOWNGRADE.format(new=new_talos, old=old_talos))
 
 
+def spec_versions(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """(spec.version, spec.talos.version) of a TenantCluster as the API holds it, with the models' defaults."""
+    raw_spec = obj.get("spec")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    raw_talos = spec.get("talos")
+    talos: Mapping[str, Any] = raw_talos if isinstance(raw_talos, Mapping) else {}
+    return str(spec.get("version", DEFAULT_KUBERNETES_MINOR)), str(talos.get("version", DEFAULT_TALOS_VERSION))
+
+
 def check_change_from_live(
     at: str, version: str, talos: str, live: Mapping[str, Any] | None, problems: Problems
 ) -> None:
     """`check_version_change` from a TenantCluster as the management cluster holds it (None: a new one)."""
     if live is None:
         return
-    raw_spec = live.get("spec")
-    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
-    raw_talos = spec.get("talos")
-    talos_spec: Mapping[str, Any] = raw_talos if isinstance(raw_talos, Mapping) else {}
-    check_version_change(
-        at, str(spec.get("version", DEFAULT_KUBERNETES_MINOR)), version,
-        str(talos_spec.get("version", DEFAULT_TALOS_VERSION)), talos, problems,
-    )
+    old_version, old_talos = spec_versions(live)
+    check_version_change(at, old_version, version, old_talos, talos, problems)
 
 
 def _held_clusters(docs: Iterable[Any]) -> dict[tuple[str, str], Mapping[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from kube_emulator import KubeEmulator, declare
+from kube_emulator import KubeEmulator, declare, path_of
 from operator_support import kubeconfig_for, seed_control_plane
 from test_doctor_management import complete
 from typer.testing import CliRunner
@@ -43,10 +43,9 @@ def quickstart() -> list[str]:
 
 
 def _path(mgmt: KubeEmulator, obj: dict[str, Any]) -> str:
-    group, _, version = obj["apiVersion"].rpartition("/")
-    for res, info in mgmt.resources.items():
-        if info.kind == obj["kind"] and (res.group or "") == group and res.version == version:
-            return f"{res.group + '/' if res.group else ''}{res.version}/{res.plural}"
+    served = path_of(mgmt, obj["apiVersion"], obj["kind"])
+    if served is not None:
+        return served
     path = f"{obj['apiVersion']}/{obj['kind'].lower()}s"  # a CRD the providers just installed
     declare(mgmt, [(path, obj["kind"], bool(obj["metadata"].get("namespace")), ())])
     return path
@@ -61,13 +60,7 @@ def kubectl(mgmt: KubeEmulator, verb: str, objects: list[dict[str, Any]]) -> Non
                                          "conditions": [{"type": "Ready", "status": "True"}]}}
             mgmt.put(path, obj)
         else:
-            mgmt.objects[next(k for k in mgmt.objects if k[0] == _res_of(mgmt, path) and k[1] == meta.get("namespace")
-                              and k[2] == meta["name"])].delete()
-
-
-def _res_of(mgmt: KubeEmulator, path: str) -> Any:
-    return next(res for res in mgmt.resources if path.endswith(f"/{res.plural}") and path.startswith(
-        f"{res.group + '/' if res.group else ''}{res.version}/"))
+            mgmt.objects[path, meta.get("namespace"), meta["name"]].delete()
 
 
 def run(mgmt: KubeEmulator, line: str, env: dict[str, str], tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from kube_emulator import KubeEmulator
+from kube_emulator import KubeEmulator, path_of
 from operator_support import condition, eventually, running_operator
 from test_apply import PROXMOX, TC, seeded
 from typer.testing import CliRunner
@@ -136,12 +136,10 @@ def _applied(mgmt: KubeEmulator) -> list[dict[str, Any]]:
 
 
 def _live_of(mgmt: KubeEmulator, obj: dict[str, Any]) -> dict[str, Any] | None:
-    group, _, version = obj["apiVersion"].rpartition("/")
-    paths = [f"{res.group + '/' if res.group else ''}{res.version}/{res.plural}" for res, info in mgmt.resources.items()
-             if info.kind == obj["kind"] and (res.group or "") == group and res.version == version]
-    assert len(paths) == 1, (obj["kind"], paths)
+    path = path_of(mgmt, obj["apiVersion"], obj["kind"])
+    assert path is not None, f"{obj['apiVersion']} {obj['kind']} is not served"
     meta = obj["metadata"]
-    return mgmt.get(paths[0], meta.get("namespace"), meta["name"])
+    return mgmt.get(path, meta.get("namespace"), meta["name"])
 
 
 async def _cli_equivalent(mgmt: KubeEmulator, tmp_path: Path, platform: dict[str, Any]) -> list[dict[str, Any]]:

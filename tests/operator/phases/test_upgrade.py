@@ -10,6 +10,7 @@ import datetime
 from typing import Any
 
 import pytest
+from daytwo_support import set_status
 from kube_emulator import KubeEmulator
 from operator_support import condition, eventually, running_operator
 from test_apply import KUBEVIRT, TC, one_more_pass, quiet, seeded
@@ -20,19 +21,15 @@ pytestmark = [pytest.mark.timeout(30), pytest.mark.looptime]
 
 KCP = "controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes"
 MD = "cluster.x-k8s.io/v1beta1/machinedeployments"
-MHC = "cluster.x-k8s.io/v1beta1/machinehealthchecks"
 NS, NAME = KUBEVIRT
 
 
-def _status(mgmt: KubeEmulator, plural: str, name: str, status: dict[str, Any]) -> None:
-    obj = mgmt.get(plural, NS, name)
-    assert obj is not None, (plural, name)
-    obj["status"] = status
-    mgmt.put(plural, obj)
+def _status(mgmt: KubeEmulator, kind: str, name: str, status: dict[str, Any]) -> None:
+    set_status(mgmt, kind, name, status, NS)
 
 
 def control_plane_reports(mgmt: KubeEmulator, version: str, ready: bool = True) -> None:
-    _status(mgmt, KCP, NAME, {"version": version, "ready": ready, "readyReplicas": 2, "replicas": 2})
+    _status(mgmt, "KamajiControlPlane", NAME, {"version": version, "ready": ready, "readyReplicas": 2, "replicas": 2})
 
 
 def rolled_out(mgmt: KubeEmulator, md: str, replicas: int = 1) -> None:
@@ -40,7 +37,7 @@ def rolled_out(mgmt: KubeEmulator, md: str, replicas: int = 1) -> None:
     obj = mgmt.get(MD, NS, md)
     assert obj is not None
     n = obj["spec"].get("replicas", replicas)
-    _status(mgmt, MD, md, {"observedGeneration": obj["metadata"]["generation"], "replicas": n,
+    _status(mgmt, "MachineDeployment", md, {"observedGeneration": obj["metadata"]["generation"], "replicas": n,
                            "updatedReplicas": n, "readyReplicas": n, "availableReplicas": n})
 
 
@@ -48,7 +45,7 @@ def rolling(mgmt: KubeEmulator, md: str) -> None:
     obj = mgmt.get(MD, NS, md)
     assert obj is not None
     n = obj["spec"].get("replicas", 1)
-    _status(mgmt, MD, md, {"observedGeneration": obj["metadata"]["generation"], "replicas": n + 1,
+    _status(mgmt, "MachineDeployment", md, {"observedGeneration": obj["metadata"]["generation"], "replicas": n + 1,
                            "updatedReplicas": 0, "readyReplicas": n, "availableReplicas": n})
 
 
@@ -150,7 +147,7 @@ async def test_a_remediating_pool_stops_the_sequence_with_the_reason(mgmt: KubeE
         control_plane_reports(mgmt, "v1.35.6")
         await eventually(lambda: md_version(mgmt, "demo-big") == "v1.35.6")
         rolling(mgmt, "demo-big")
-        _status(mgmt, MHC, "demo-big", {"expectedMachines": 2, "currentHealthy": 1})
+        _status(mgmt, "MachineHealthCheck", "demo-big", {"expectedMachines": 2, "currentHealthy": 1})
         await eventually(lambda: condition(mgmt.get(TC, NS, NAME), "Ready").get("reason") == "UpgradeStalled")
         ready = condition(mgmt.get(TC, NS, NAME), "Ready")
         assert ready["status"] == "False"

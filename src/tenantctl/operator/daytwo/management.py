@@ -22,7 +22,7 @@ from tenantctl.operator.phases.talos_api import (
 from tenantctl.proxmox.report import Report, Row, Status
 from tenantctl.render.talos_api import KAMAJI_RELEASE_WITH_ADDITIONAL_PORTS
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
-from tenantctl.spec.versions import KUBERNETES, kamaji_serves
+from tenantctl.spec.versions import KUBERNETES, kamaji_serves, minor_key
 
 __all__ = ["CONTROLLERS", "NEEDS", "Need", "doctor_management"]
 
@@ -154,8 +154,7 @@ async def _providers(api: KubeClient) -> list[Row]:
 
 async def _kamaji(api: KubeClient, deployments: Sequence[Obj], declared: KamajiRelease | None) -> list[Row]:
     rows: list[Row] = []
-    observed = kamaji_release_of([d for d in deployments if d["metadata"].get("name") == "kamaji"
-                                  or (d["metadata"].get("labels") or {}).get("app.kubernetes.io/name") == "kamaji"])
+    observed = kamaji_release_of(list(deployments))
     release = declared or observed
     if release is None:
         rows.append(Row("kamaji", "release", WARN,
@@ -164,7 +163,7 @@ async def _kamaji(api: KubeClient, deployments: Sequence[Obj], declared: KamajiR
         release = DEFAULT_KAMAJI
     else:
         newest = kamaji_serves(release.release)
-        known = max(KUBERNETES, key=lambda m: tuple(int(x) for x in m.lstrip("v").split(".")))
+        known = max(KUBERNETES, key=minor_key)
         status = PASS if newest == known else WARN
         rows.append(Row("kamaji", "release", status,
                         f"Kamaji {release.release} ({release.source}) serves Kubernetes up to {newest}",

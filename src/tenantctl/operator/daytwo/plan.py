@@ -23,7 +23,7 @@ from tenantctl.operator.phases.observe import (
     observe,
     talos_secrets_from,
 )
-from tenantctl.operator.phases.upgrade import Versions, live_state
+from tenantctl.operator.phases.upgrade import Versions, live_state, same_patch
 from tenantctl.problems import Problems
 from tenantctl.render import Names, cluster_labels, render_cluster
 from tenantctl.render.kamaji import KAMAJI_API
@@ -31,7 +31,6 @@ from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_change_from_live, installed_patch
-from tenantctl.spec.versions import patch_key
 
 __all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster", "upgrade_sequence"]
 
@@ -280,7 +279,7 @@ def upgrade_sequence(
     state = live_state(kcp, mds, [], cluster.spec.talos.version)
     target = Versions(installed_patch(cluster.spec.version), cluster.spec.talos.version)
     steps: list[str] = []
-    if state.control_plane and patch_key(state.control_plane) != patch_key(target.kubernetes):
+    if state.control_plane and not same_patch(state.control_plane, target.kubernetes):
         steps.append(f"control plane {names.control_plane}: {state.control_plane} -> {target.kubernetes} "
                      "(no worker replaced; the pools wait until it reports the target with every apiserver ready)")
     for pool in sorted(pools):

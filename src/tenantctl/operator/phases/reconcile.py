@@ -27,13 +27,12 @@ from tenantctl.operator.phases.talos_api import KamajiSchema, TalosAPIResult, pu
 from tenantctl.operator.phases.upgrade import Stage, UpgradeDecision, Versions, decide, live_state
 from tenantctl.problems import InvalidInput
 from tenantctl.render import Names, cluster_labels, render_cluster
-from tenantctl.render.addons import charts_in_use
 from tenantctl.render.capi import CAPI_API
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KAMAJI_API
 from tenantctl.render.meta import POOL_LABEL
-from tenantctl.render.tenant import addons_of
+from tenantctl.render.tenant import charts_used
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, parse_tenant_documents
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
 
@@ -202,10 +201,10 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
     cluster = scope.cluster
     charts, images = scope.platform.charts, scope.platform.images
     objects = render_cluster(cluster, scope.pools, observed, charts, images, kamaji=scope.kamaji_release)
-    held = scope.upgrade.held if scope.upgrade is not None else {}
+    upgrade = scope.upgrade
     by_versions: dict[Versions, set[str]] = {}
-    for pool, versions in held.items():
-        if versions.kubernetes and versions != scope.upgrade.target:  # type: ignore[union-attr]
+    for pool, versions in (upgrade.held if upgrade is not None else {}).items():
+        if upgrade is not None and versions.kubernetes and versions != upgrade.target:
             by_versions.setdefault(versions, set()).add(pool)
     for versions, pools in by_versions.items():
         at_running = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={
@@ -230,9 +229,8 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
 def _chart_sources(scope: Scope) -> list[Obj]:
     """The sources of this tenant's add-on charts, where the Platform says (`render --platform` renders them)."""
     assert scope.cluster is not None
-    charts = scope.platform.charts or ChartSourcesSpec()
-    addons = addons_of(scope.cluster, scope.platform.images or ImagesSpec())
-    return render_chart_sources(charts, charts_in_use(addons))
+    in_use = charts_used([scope.cluster], scope.platform.images or ImagesSpec())
+    return render_chart_sources(scope.platform.charts or ChartSourcesSpec(), in_use)
 
 
 def _pool_label(obj: Mapping[str, Any]) -> str | None:

@@ -45,13 +45,21 @@ KAMAJI_SELECTOR = {"app.kubernetes.io/name": "kamaji"}
 """The label Kamaji's Helm chart puts on its controller Deployment."""
 
 
+def _is_kamaji(deployment: Mapping[str, Any]) -> bool:
+    meta = deployment.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return meta.get("name") == "kamaji" or all(labels.get(k) == v for k, v in KAMAJI_SELECTOR.items())
+
+
 def kamaji_release_of(deployments: list[dict[str, Any]]) -> KamajiRelease | None:
-    """The Kamaji release a controller Deployment runs, read from its image tag; None when no image says one.
+    """The Kamaji release its controller Deployment runs (labelled as Kamaji's chart does, or named `kamaji`),
+    read from the image tag; None when no image says one.
 
     Sites that build Kamaji themselves (Cozystack tags its build with its own version) name no Kamaji
     release in the tag: for them the release is declared (Platform, --kamaji-version).
     """
-    for deployment in sorted(deployments, key=lambda d: str(d.get("metadata", {}).get("name"))):
+    kamaji = [d for d in deployments if _is_kamaji(d)]
+    for deployment in sorted(kamaji, key=lambda d: str(d.get("metadata", {}).get("name"))):
         containers = (((deployment.get("spec") or {}).get("template") or {}).get("spec") or {}).get("containers")
         for container in containers or []:
             image = str(container.get("image") or "").partition("@")[0]

@@ -31,7 +31,7 @@ from tenantctl.render.meta import POOL_LABEL, TALOS_VERSION_ANNOTATION
 from tenantctl.spec.compat import installed_patch
 from tenantctl.spec.versions import patch_key
 
-__all__ = ["LiveState", "PoolState", "Stage", "UpgradeDecision", "Versions", "decide", "live_state"]
+__all__ = ["LiveState", "PoolState", "Stage", "UpgradeDecision", "Versions", "decide", "live_state", "same_patch"]
 
 Obj = Mapping[str, Any]
 
@@ -106,7 +106,8 @@ class UpgradeDecision:
         return self.stage is not None
 
 
-def _same_patch(a: str | None, b: str) -> bool:
+def same_patch(a: str | None, b: str) -> bool:
+    """Whether version `a` is patch `b` (`v1.33.13` and `v1.33.13` alike; None: nothing runs)."""
     return a is not None and patch_key(a) == patch_key(b)
 
 
@@ -199,7 +200,7 @@ def decide(
     live_pools = [p for p in order if p in live.pools]
     behind = [p for p in live_pools if live.pools[p].running != target]
     same_target = previous.get("target") == target.as_status()
-    cp_moving = not _same_patch(live.control_plane, target.kubernetes)
+    cp_moving = not same_patch(live.control_plane, target.kubernetes)
     cp_done = _control_plane_done(live, target)
     # The control plane's stage: it moves, or pools wait for it to report the target, or (an upgrade of the
     # control plane alone) the stage it was in has not finished. A tenant just created is in no stage.
@@ -214,7 +215,6 @@ def decide(
         since = _since(previous, Stage.CONTROL_PLANE, None, target, now)
         return UpgradeDecision(target, Stage.CONTROL_PLANE, None, waiting, holding, None, tuple(behind)), since
     held: dict[str, Versions] = {}
-    current: str | None = None
     if not behind:
         # Every pool runs the target: the upgrade ends when the last one released has rolled out (a
         # pool merely scaling is no upgrade).
@@ -222,15 +222,12 @@ def decide(
         if last not in live.pools or live.pools[str(last)].rolled_out:
             return UpgradeDecision(target), None
         current = str(last)
-    for pool in live_pools if current is None else ():
-        state = live.pools[pool]
-        if current is not None:
-            if state.running != target:
-                held[pool] = state.running
-            continue
-        if state.running != target or not state.rolled_out:
-            current = pool
-    assert current is not None
+    else:
+        # The first pool not done (behind, or still rolling) is in flight; every later one behind waits.
+        at = next(i for i, p in enumerate(live_pools)
+                  if live.pools[p].running != target or not live.pools[p].rolled_out)
+        current = live_pools[at]
+        held = {p: live.pools[p].running for p in live_pools[at + 1:] if live.pools[p].running != target}
     state = live.pools[current]
     since = _since(previous, Stage.POOL, current, target, now)
     remaining = tuple(p for p in live_pools if p in held)
@@ -251,4 +248,4 @@ def decide(
 
 def _control_plane_done(live: LiveState, target: Versions) -> bool:
     ready, wanted = live.control_plane_replicas
-    return _same_patch(live.reported, target.kubernetes) and live.control_plane_ready and ready >= wanted
+    return same_patch(live.reported, target.kubernetes) and live.control_plane_ready and ready >= wanted

@@ -20,8 +20,13 @@ from tenantctl.operator.kube.client import KubeClient, Resource
 from tenantctl.problems import InvalidInput, Problem, Problems, Severity
 from tenantctl.spec import parse_tenant_documents
 from tenantctl.spec.checks import ref
-from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_kamaji_serves, check_version_change
-from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
+from tenantctl.spec.compat import (
+    DEFAULT_KAMAJI,
+    KamajiRelease,
+    check_change_from_live,
+    check_kamaji_serves,
+    spec_versions,
+)
 
 __all__ = ["Verdict", "review"]
 
@@ -68,13 +73,6 @@ def _verdict(label: str, before: set[Problem], after: set[Problem]) -> Verdict:
     return Verdict(tuple(f"{p.path}: {p.message}" for p in refused), tuple(f"{p.path}: {p.message}" for p in warned))
 
 
-def _versions(obj: Obj) -> tuple[str, str]:
-    spec = obj.get("spec") or {}
-    talos = spec.get("talos")
-    talos = talos if isinstance(talos, Mapping) else {}
-    return str(spec.get("version", DEFAULT_KUBERNETES_MINOR)), str(talos.get("version", DEFAULT_TALOS_VERSION))
-
-
 def _version_problems(label: str, new: Obj, old: Obj | None, kamaji: KamajiRelease) -> tuple[str, ...]:
     """What Kamaji would refuse of this change: a minor it cannot serve, a lowered or skipped minor.
 
@@ -82,12 +80,10 @@ def _version_problems(label: str, new: Obj, old: Obj | None, kamaji: KamajiRelea
     so a tenant whose Kamaji was downgraded can still be changed otherwise.
     """
     problems = Problems()
-    version, talos = _versions(new)
-    if old is None or _versions(old)[0] != version:
+    version, talos = spec_versions(new)
+    if old is None or spec_versions(old)[0] != version:
         check_kamaji_serves(label, version, kamaji, problems)
-    if old is not None:
-        old_version, old_talos = _versions(old)
-        check_version_change(label, old_version, version, old_talos, talos, problems)
+    check_change_from_live(label, version, talos, old, problems)
     return tuple(f"{p.path}: {p.message}" for p in problems.errors)
 
 
