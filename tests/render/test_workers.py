@@ -205,23 +205,3 @@ def test_with_both_domains_set_no_cluster_local_is_left_anywhere(kubevirt_docs: 
     observed = load_example("observed-kubevirt.yaml")
     observed[0]["managementClusterDomain"] = "mgmt.example"
     assert "cluster.local" not in dump_objects(render(kubevirt_docs, observed))
-
-
-@pytest.mark.parametrize(("example", "observed"), [("kubevirt.yaml", "observed-kubevirt.yaml"),
-                                                    ("proxmox.yaml", "observed-proxmox.yaml")])
-def test_libyaml_writes_the_machine_config_byte_for_byte_as_the_pure_emitter(example: str, observed: str) -> None:
-    """A changed byte in a TalosConfigTemplate replaces it on every tenant: the faster emitter must not move one."""
-    import yaml
-
-    from tenantctl.render import render_tenant
-    from tenantctl.render.yaml_text import DUMPER
-    from tenantctl.spec import parse_observed, parse_tenant_documents
-
-    assert DUMPER is yaml.CSafeDumper, "libyaml is there (PyYAML's wheels carry it)"
-    objects = render_tenant(parse_tenant_documents(load_example(example)), parse_observed(load_example(observed)))
-    templates = [o for o in objects if o["kind"] == "TalosConfigTemplate"]
-    assert templates
-    for template in templates:
-        data = template["spec"]["template"]["spec"]["data"]
-        pure = yaml.dump(yaml.safe_load(data), Dumper=yaml.SafeDumper, sort_keys=False, default_flow_style=False)
-        assert data == pure

@@ -76,7 +76,8 @@ def render_helm_release(
 ) -> dict[str, Any]:
     """Every tenant release is built here: `kubeConfig` always names the admin kubeconfig, never `valuesFrom`.
 
-    Values are deep-copied: a render never shares mutable state with module tables or another render."""
+    `values` is the release's own: every values function builds it fresh, and tables are copied where they
+    are merged (`deep_merge`); tests/render/test_no_shared_nodes.py walks two renders for a shared node."""
     names = Names(cluster)
     spec: dict[str, Any] = {
         "releaseName": addon,
@@ -93,7 +94,7 @@ def render_helm_release(
         },
         # The retry of a failed install runs as an upgrade: without the strategy here it falls back to remediation.
         "upgrade": {"strategy": dict(_RETRY_ON_FAILURE), "remediation": dict(_UNLIMITED_REMEDIATION)},
-        "values": plain_copy(dict(values)),
+        "values": dict(values),
     }
     if depends_on:
         spec["dependsOn"] = [{"name": names.release(d), "namespace": names.namespace} for d in depends_on]

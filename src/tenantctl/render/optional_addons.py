@@ -22,7 +22,7 @@ from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import INGRESS_NODE_LABEL
 from tenantctl.render.plain import plain_copy
 from tenantctl.render.standard_addons import METRICS_SERVER, SNAPSHOT_CONTROLLER
-from tenantctl.spec import AddonSpec, ObservedState, TenantCluster
+from tenantctl.spec import AddonSpec, AddonsSpec, ObservedState, TenantCluster
 
 __all__ = [
     "OPTIONAL_ADDONS",
@@ -109,9 +109,12 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return out
 
 
+# Wire name (as OPTIONAL_ADDONS names an add-on) -> the AddonsSpec attribute holding it.
+_FIELD_OF: Mapping[str, str] = {info.alias or f: f for f, info in AddonsSpec.model_fields.items()}
+
+
 def _spec_of(cluster: TenantCluster, name: str) -> AddonSpec:
-    field = next(f for f, info in type(cluster.spec.addons).model_fields.items() if (info.alias or f) == name)
-    spec: AddonSpec = getattr(cluster.spec.addons, field)
+    spec: AddonSpec = getattr(cluster.spec.addons, _FIELD_OF[name])
     return spec
 
 

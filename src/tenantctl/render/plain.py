@@ -12,13 +12,16 @@ __all__ = ["plain_copy"]
 
 T = TypeVar("T")
 
+# Most nodes are leaves: testing their exact type first spares a call per leaf.
+_SCALARS = frozenset({str, int, bool, float, type(None)})
+
 
 def plain_copy(value: T) -> T:
     """A deep copy of nested dicts, lists and tuples; scalars (immutable) are shared."""
     if isinstance(value, dict):
-        return {k: plain_copy(v) for k, v in value.items()}  # type: ignore[return-value]
+        return {k: v if type(v) in _SCALARS else plain_copy(v) for k, v in value.items()}  # type: ignore[return-value]
     if isinstance(value, list):
-        return [plain_copy(v) for v in value]  # type: ignore[return-value]
+        return [v if type(v) in _SCALARS else plain_copy(v) for v in value]  # type: ignore[return-value]
     if isinstance(value, tuple):
         return tuple(plain_copy(v) for v in value)  # type: ignore[return-value]
     return value

@@ -77,9 +77,8 @@ def _render_cluster_sourced(
 
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
     """What the API server keys an object by: group (not version), kind, namespace, name."""
-    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    meta = obj.get("metadata", {})
-    return group, str(obj.get("kind")), str(meta.get("namespace", "")), str(meta.get("name"))
+    meta = obj["metadata"]
+    return obj["apiVersion"].rpartition("/")[0], obj["kind"], meta.get("namespace", ""), meta["name"]
 
 
 def refuse_collisions(sourced: Sourced) -> None:
