@@ -1,14 +1,19 @@
 """Render and CLI start-up speed: the targets live here, not in timed unit tests.
 
-    .venv/bin/python benchmarks/render_speed.py [--iterations N]
+    .venv/bin/python benchmarks/render_speed.py [--iterations N] [--starts N]
 
-Prints parse+render time per example and the wall time of `tenantctl --help` (lazy imports keep it
-small); exits 1 when a target is missed, so it can gate a release job.
+Prints parse+render time per example, and the cold wall time of `tenantctl render` and `tenantctl --help`
+as a ratio of the venv interpreter's bare start (`python -c pass`), the three measured alternately in one
+run so a busy machine slows all of them alike. Says whether bytecode was cached: with
+PYTHONDONTWRITEBYTECODE set and stale caches, every start compiles the changed sources again.
+Exits 1 when a target is missed, so it can gate a release job.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import os
 import statistics
 import subprocess
 import sys
@@ -21,8 +26,9 @@ from tenantctl.render import render_tenant
 from tenantctl.spec import parse_observed, parse_tenant_documents
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-# The goal (issue 22): a render under a millisecond. Not met yet (1.8 / 1.2 ms at this commit): the bar stays.
-TARGETS_MS = {"render": 1.0, "cli_start": 600.0}
+# The goal (issue 22): a render under a millisecond; cold starts a small multiple of the bare interpreter's.
+TARGET_RENDER_MS = 1.0
+TARGET_START_RATIO = {"render": 6.0, "--help": 3.0}
 
 
 def _docs(name: str) -> list[dict[str, object]]:
@@ -30,43 +36,75 @@ def _docs(name: str) -> list[dict[str, object]]:
 
 
 def time_render(iterations: int) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for example, observed in (("kubevirt.yaml", "observed-kubevirt.yaml"), ("proxmox.yaml", "observed-proxmox.yaml")):
-        docs, obs_docs = _docs(example), _docs(observed)
-        samples = []
-        for _ in range(iterations):
+    """Median ms per example; the examples take turns, so a burst of load on the machine hits both."""
+    pairs = (("kubevirt.yaml", "observed-kubevirt.yaml"), ("proxmox.yaml", "observed-proxmox.yaml"))
+    inputs = {example: (_docs(example), _docs(observed)) for example, observed in pairs}
+    samples: dict[str, list[float]] = {example: [] for example in inputs}
+    for round_ in range(20 + iterations):  # 20 warm-up rounds: lazy tables, regex caches
+        for example, (docs, obs_docs) in inputs.items():
             start = time.perf_counter()
             render_tenant(parse_tenant_documents(docs), parse_observed(obs_docs))
-            samples.append((time.perf_counter() - start) * 1000)
-        out[example] = statistics.median(samples)
-    return out
+            if round_ >= 20:
+                samples[example].append((time.perf_counter() - start) * 1000)
+    return {example: statistics.median(values) for example, values in samples.items()}
 
 
-def time_cli_start(runs: int = 5) -> float:
-    exe = Path(sys.executable).with_name("tenantctl")
-    samples = []
+def start_commands() -> dict[str, list[str]]:
+    bin_dir = Path(sys.executable).parent
+    return {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "render": [str(bin_dir / "tenantctl"), "render", "-f", str(EXAMPLES / "kubevirt.yaml"),
+                   "--observed", str(EXAMPLES / "observed-kubevirt.yaml")],
+        "--help": [str(bin_dir / "tenantctl"), "--help"],
+    }  # fmt: skip
+
+
+def time_starts(runs: int) -> dict[str, float]:
+    """Median wall ms of each command, run round-robin."""
+    commands = start_commands()
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for argv in commands.values():  # one warm-up each: page cache, and bytecode where it may be written
+        subprocess.run(argv, check=True, capture_output=True)
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([str(exe), "--help"], check=True, capture_output=True)
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+        for name, argv in commands.items():
+            start = time.perf_counter()
+            subprocess.run(argv, check=True, capture_output=True)
+            samples[name].append((time.perf_counter() - start) * 1000)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def bytecode_state() -> str:
+    """Whether tenantctl's modules start from cached bytecode, as the starts above ran."""
+    import tenantctl
+
+    sources = list(Path(tenantctl.__file__).parent.rglob("*.py"))
+    stale = 0
+    for source in sources:
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        if not cached.exists() or cached.stat().st_mtime < source.stat().st_mtime:
+            stale += 1
+    flag = "set" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "unset"
+    return f"bytecode: PYTHONDONTWRITEBYTECODE {flag}; {len(sources) - stale}/{len(sources)} tenantctl modules cached"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--starts", type=int, default=7)
     args = parser.parse_args()
     failed = False
     for example, ms in time_render(args.iterations).items():
-        ok = ms <= TARGETS_MS["render"]
+        ok = ms <= TARGET_RENDER_MS
         failed |= not ok
-        verdict = "ok" if ok else "MISSED"
-        print(f"parse+render {example}: {ms:.2f} ms median (target ≤ {TARGETS_MS['render']} ms) {verdict}")
-    start_ms = time_cli_start()
-    ok = start_ms <= TARGETS_MS["cli_start"]
-    failed |= not ok
-    verdict = "ok" if ok else "MISSED"
-    print(f"tenantctl --help: {start_ms:.0f} ms median (target ≤ {TARGETS_MS['cli_start']} ms) {verdict}")
+        print(f"parse+render {example}: {ms:.2f} ms median (target ≤ {TARGET_RENDER_MS} ms) {'ok' if ok else 'MISSED'}")
+    starts = time_starts(args.starts)
+    bare = starts.pop("python -c pass")
+    print(f"python -c pass: {bare:.0f} ms median; {bytecode_state()}")
+    for name, ms in starts.items():
+        ratio, target = ms / bare, TARGET_START_RATIO[name]
+        ok = ratio <= target
+        failed |= not ok
+        print(f"tenantctl {name} cold: {ms:.0f} ms = {ratio:.1f}x bare (target ≤ {target}x) {'ok' if ok else 'MISSED'}")
     return 1 if failed else 0
 
 

@@ -1,0 +1,50 @@
+"""`main` assembles only the module of the command it runs: the table it dispatches on must be true."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import typer
+
+from tenantctl.cli import app
+from tenantctl.cli.root import COMMAND_MODULES, MODULES, _command_of, build_app
+
+
+def top_level(root: typer.Typer) -> set[str]:
+    group = typer.main.get_group(root)
+    return set(group.commands)
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_each_module_registers_exactly_the_commands_the_table_gives_it(module: str) -> None:
+    assert top_level(build_app((module,))) == {c for c, m in COMMAND_MODULES.items() if m == module}
+
+
+def test_the_table_covers_the_whole_app() -> None:
+    assert top_level(app) == set(COMMAND_MODULES)
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        ([], None),
+        (["--help"], None),
+        (["--version", "render"], None),
+        (["render", "-f", "x"], "render"),
+        (["doctor", "proxmox", "--help"], "doctor"),
+        (["nosuch"], "nosuch"),
+    ],
+)
+def test_the_command_is_the_first_word(argv: list[str], command: str | None) -> None:
+    assert _command_of(argv) == command
+
+
+def test_an_unknown_command_is_refused_by_the_whole_app() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from tenantctl.cli import main; sys.argv = ['tenantctl', 'rendr']; main()"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 2
+    assert "No such command 'rendr'" in done.stderr
