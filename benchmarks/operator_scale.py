@@ -4,6 +4,12 @@
 
     .venv/bin/python benchmarks/operator_scale.py --tenants 200 --direct-reads   # without the watch cache
 
+    .venv/bin/python benchmarks/operator_scale.py --tenants 10000 --shards 6     # six shard processes
+
+With `--shards N` the operator runs as N processes, `--shard I/N` each, as the StatefulSets of a sharded
+install do, against the one emulator process: each prints its peak memory (target ≤ 300 MiB) and CPU;
+time to converge counts from the shards' spawn (their interpreter start included).
+
 The operator — the real kopf engine with our handlers, logging at INFO as in production — runs in
 this process; the emulators (the test suite's, one management API and one API per tenant, seeded
 with the upstream CRDs, each tenant's TenantControlPlane and Kamaji's other Secrets) run in a child process
@@ -38,6 +44,7 @@ import kopf
 import scale_emulators
 
 from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.client import Connection
 from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
 from tenantctl.operator.runtime.logs import TEXT_FORMAT
@@ -185,9 +192,108 @@ async def run(
     return 0 if not idle_writes else 1
 
 
+SHARD_MEMORY_TARGET_MIB = 300
+
+
+def shard_worker(pipe: Any, url: str, index: int, count: int, keys: list[Key], log: str) -> None:
+    """One shard's operator process, driven by the parent: `converged`, then `idle`, then `stop`."""
+    log_to(log)
+    asyncio.run(_shard(pipe, url, Shard(index, count), keys))
+
+
+async def _shard(pipe: Any, url: str, shard: Shard, keys: list[Key]) -> None:
+    loop = asyncio.get_running_loop()
+    settings = OperatorSettings(resync_interval=3600.0, requeue_delay=5.0, shard=shard)
+    cpu_started = time.process_time()
+    async with running_operator(url, settings) as ctx:
+        pipe.send("up")
+        assert await loop.run_in_executor(None, pipe.recv) == "converged"
+        while not all(ctx.passes[key] for key in keys):
+            await asyncio.sleep(0.05)
+        pipe.send({"cpu": time.process_time() - cpu_started, "passes": sum(ctx.passes.values())})
+        assert await loop.run_in_executor(None, pipe.recv) == "idle"
+        passes_before, idle_cpu = {key: ctx.passes[key] for key in keys}, time.process_time()
+        for key in keys:
+            ctx.wakeup(key).set()
+        while any(ctx.passes[key] <= count for key, count in passes_before.items()):
+            await asyncio.sleep(0.05)
+        pipe.send({"idle_cpu": time.process_time() - idle_cpu})
+        assert await loop.run_in_executor(None, pipe.recv) == "stop"
+    pipe.send({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+async def run_sharded(tenants: int, shards: int, timeout: float, crds: Path | None, log: str) -> int:
+    """N shard processes against one management emulator: what a sharded install costs per tenant."""
+    keys = [(f"tenant-{i}", f"t{i}") for i in range(tenants)]
+    owned = [[k for k in keys if Shard(i, shards).owns(*k)] for i in range(shards)]
+    spawn = multiprocessing.get_context("spawn")
+    loop = asyncio.get_running_loop()
+    async with EmulatorProcess(tenants, crds) as emulators:
+        load_at_start = load()
+        before = await emulators.ask("counters")
+        started = time.perf_counter()
+        pipes, processes = [], []
+        for index in range(shards):
+            parent, child = spawn.Pipe()
+            process = spawn.Process(
+                target=shard_worker, args=(child, emulators.url, index, shards, owned[index], log), daemon=True
+            )
+            process.start()
+            pipes.append(parent)
+            processes.append(process)
+
+        async def ask(pipe: Any, message: str | None) -> Any:
+            if message is not None:
+                pipe.send(message)
+            return await loop.run_in_executor(None, pipe.recv)
+
+        await asyncio.gather(*(ask(p, None) for p in pipes))
+        while await emulators.ask("ready") < tenants:
+            if time.perf_counter() > started + timeout:
+                print(f"timed out: {await emulators.ask('ready')}/{tenants} ready after {timeout:.0f}s")
+                for process in processes:
+                    process.kill()
+                return 1
+            await asyncio.sleep(0.5)
+        created = await asyncio.gather(*(ask(p, "converged") for p in pipes))
+        converged = time.perf_counter() - started
+        at_create, load_at_converge = await emulators.ask("counters"), load()
+        await wait_quiet(emulators)
+        idle_before = await emulators.ask("counters")
+        idle = await asyncio.gather(*(ask(p, "idle") for p in pipes))
+        idle_after = await emulators.ask("counters")
+        idle_writes = await emulators.ask("writes_since", idle_before["writes"])
+        peaks = await asyncio.gather(*(ask(p, "stop") for p in pipes))
+        for process in processes:
+            process.join(120)
+    emulators_cpu = at_create["cpu"] - before["cpu"]
+    emulators_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    operator_cpu = sum(c["cpu"] for c in created)
+    print(f"tenants: {tenants} over {shards} shard processes, Kamaji and upstream CRDs {'seeded' if crds else 'absent'}")
+    print(f"load average: {load_at_start} at start, {load_at_converge} at convergence ({os.cpu_count()} CPUs)")
+    print(f"time to converge: {converged:.1f}s from spawn (emulators' CPU {emulators_cpu:.1f}s = "
+          f"{100 * emulators_cpu / converged:.0f}% of it; shards' CPU {operator_cpu:.1f}s)")
+    print(f"operator CPU per tenant at create: {1000 * operator_cpu / tenants:.1f} ms (process start included)")
+    print(f"API requests per tenant at create: {(at_create['received'] - before['received']) / tenants:.1f}")
+    failed = bool(idle_writes)
+    for index, (mine, made, quiet, peak) in enumerate(zip(owned, created, idle, peaks, strict=True)):
+        ok = peak["peak_mib"] <= SHARD_MEMORY_TARGET_MIB
+        failed |= not ok
+        print(f"  shard {index}/{shards}: {len(mine)} tenants, peak {peak['peak_mib']:.0f} MiB "
+              f"(target ≤ {SHARD_MEMORY_TARGET_MIB}) {'ok' if ok else 'MISSED'}, CPU {made['cpu']:.1f}s at create, "
+              f"{1000 * quiet['idle_cpu'] / max(len(mine), 1):.2f} ms per tenant per idle resync")
+    print(f"emulators' peak memory: {emulators_peak:.0f} MiB")
+    print(f"reads per tenant per idle resync: {(idle_after['reads'] - idle_before['reads']) / tenants:.2f}")
+    print(f"idle resync writes: {len(idle_writes)}")
+    for line in idle_writes:
+        print(f"  idle write: {line}")
+    return 1 if failed else 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tenants", type=int, default=200)
+    parser.add_argument("--shards", type=int, default=1, help="run the operator as this many shard processes")
     parser.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds")
     parser.add_argument("--direct-reads", action="store_true", help="no watch cache: every read asks the API")
     parser.add_argument("--requests", action="store_true", help="list the requests at create by verb and resource")
@@ -200,6 +306,8 @@ def main() -> None:
     args = parser.parse_args()
     log_to(args.log)
     crds = args.crds if args.crds.is_dir() else None
+    if args.shards > 1:
+        sys.exit(asyncio.run(run_sharded(args.tenants, args.shards, args.timeout, crds, args.log)))
     sys.exit(asyncio.run(run(args.tenants, args.timeout, args.direct_reads, crds, args.requests, args.profile)))
 
 
