@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import re
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from kube_emulator import IMMUTABLE_TCT, Fault, KubeEmulator
 from operator_support import (
+    FAST,
     condition,
     eventually,
     management,
@@ -242,6 +245,26 @@ async def test_a_converged_tenant_costs_its_apiserver_one_probe_per_pass(
         before = tenant.reads
         await one_more_pass(ctx)
         assert tenant.reads - before == 1
+
+
+async def test_a_new_tenant_is_bootstrapped_without_reading_what_cannot_exist_yet(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """First contact applies the bootstrap objects blind (server-side apply is idempotent); once the
+    recheck interval has passed, they are read and compared, and an unchanged tenant is not written."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt, replace(FAST, tenant_recheck_interval=60.0)) as ctx:
+        await eventually(lambda: ready(mgmt))
+        bootstrap_kinds = ("secrets", "clusterrolebindings", "roles", "rolebindings")
+        assert not [what for (verb, what) in tenant.tally if verb == "FETCH" and what in bootstrap_kinds]
+        assert {p for _, p, _ in applied(tenant)} >= set(bootstrap_kinds)
+        await quiet(ctx, mgmt)
+        writes = len(tenant.writes())
+        await asyncio.sleep(61)  # the loop's clock (looptime): past the recheck interval
+        await one_more_pass(ctx)
+        fetched = sum(n for (verb, what), n in tenant.tally.items() if verb == "FETCH" and what in bootstrap_kinds)
+        assert fetched == 6
+        assert len(tenant.writes()) == writes
 
 
 async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:

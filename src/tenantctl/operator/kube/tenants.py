@@ -80,6 +80,10 @@ class TenantClients:
         seen = self._verified.get(key)
         return seen is not None and seen[0] == digest and asyncio.get_running_loop().time() - seen[1] < recheck
 
+    def knows(self, key: str) -> bool:
+        """Whether this process has verified the tenant's bootstrap objects before (with any digest)."""
+        return key in self._verified
+
     def verified(self, key: str, digest: str) -> None:
         self._verified[key] = (digest, asyncio.get_running_loop().time())
 

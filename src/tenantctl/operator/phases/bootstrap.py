@@ -64,10 +64,14 @@ async def _bootstrap(
         await tenant.probe(settings.tenant_probe_timeout)
         if memo is not None and memo[0].verified_recently(memo[1], digest, settings.tenant_recheck_interval):
             return BootstrapResult(True, "bootstrap token and Talos node RBAC applied")
+        # First contact of this process (a new tenant, or a restart): apply without reading. A read
+        # would find nothing on a new tenant, and server-side apply of an unchanged object writes
+        # nothing to etcd. Later rechecks read and compare, so an idle resync never writes.
+        compare = memo is None or memo[0].knows(memo[1])
         for obj in objects:
             res = await tenant.require(obj["apiVersion"], obj["kind"])
             meta = obj["metadata"]
-            live = await tenant.get(res, meta["name"], meta.get("namespace"))
+            live = await tenant.get(res, meta["name"], meta.get("namespace")) if compare else None
             if live is not None and covers(comparable(live), comparable(obj)):
                 continue
             await tenant.apply(res, obj)
