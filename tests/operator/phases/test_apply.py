@@ -257,6 +257,7 @@ async def test_a_new_tenant_is_bootstrapped_without_reading_what_cannot_exist_ye
         await eventually(lambda: ready(mgmt))
         bootstrap_kinds = ("secrets", "clusterrolebindings", "roles", "rolebindings")
         assert not [what for (verb, what) in tenant.tally if verb == "FETCH" and what in bootstrap_kinds]
+        assert not [what for (verb, what) in tenant.tally if what.startswith(("/api/", "/apis/"))], "no discovery"
         assert {p for _, p, _ in applied(tenant)} >= set(bootstrap_kinds)
         await quiet(ctx, mgmt)
         writes = len(tenant.writes())

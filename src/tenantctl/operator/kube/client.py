@@ -40,6 +40,7 @@ from lightkube.core.exceptions import ConfigError
 
 from tenantctl.operator.config.settings import RetryPolicy
 from tenantctl.operator.kube import wire
+from tenantctl.operator.kube.builtin import BUILTIN
 
 __all__ = [
     "SERVICE_ACCOUNT_DIR",
@@ -310,6 +311,9 @@ class KubeClient:
 
     async def resource(self, api_version: str, kind: str) -> Resource | None:
         """The resource serving `kind`, or None when its API group/version or kind is not installed."""
+        builtin = BUILTIN.get((api_version, kind))
+        if builtin is not None:
+            return Resource(api_version, kind, *builtin)
         if api_version not in self._discovery:
             async with self._discovering:  # concurrent first passes share one discovery request
                 if api_version not in self._discovery:
