@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from tenantctl.spec.reference import spec_reference
@@ -23,10 +24,30 @@ def test_spec_reference_matches_the_models() -> None:
     )
 
 
+def _make_plan(target: str) -> list[str]:
+    """What `make TARGET` would run on a fresh machine (every target treated as out of date)."""
+    done = subprocess.run(
+        ["make", "-n", "-B", target], cwd=README.parent, capture_output=True, text=True, check=True, timeout=60
+    )
+    return done.stdout.splitlines()
+
+
 def test_setup_is_the_two_commands() -> None:
+    """The set-up block is exactly `make demo` and `make test`; each creates the venv and installs what it
+    needs; `make test` runs the suite and CI runs exactly `make test`."""
     text = README.read_text()
-    assert "make demo" in text and "make test" in text
-    assert "make test" in (README.parent / ".ci" / "run").read_text()
+    block = re.search(r"Two commands on a fresh machine[^\n]*:\n\n((?:    .*\n)+)", text)
+    assert block, "README has no set-up block"
+    commands = [line.split("#")[0].strip() for line in block[1].splitlines()]
+    assert commands == ["make demo", "make test"]
+    ci = [line for line in (README.parent / ".ci" / "run").read_text().splitlines() if line and line[0] != "#"]
+    assert ci[-1] == "make test"
+    for target, install in (("demo", "pip install -q -e ."), ("test", "pip install -q -e '.[dev]'")):
+        plan = _make_plan(target)
+        assert plan[0] == "python3 -m venv .venv", target
+        assert any(install in line for line in plan), (target, plan)
+    assert any(line.startswith(".venv/bin/tenantctl render") for line in _make_plan("demo"))
+    assert _make_plan("test")[-1] == ".venv/bin/pytest -q"
 
 
 def test_the_privileges_reference_is_linked_and_generated_from_the_tables() -> None:

@@ -19,7 +19,6 @@ from tenantctl.render.chart_sources import (
     ChartMirror,
     ChartSource,
     ChartSourcesSpec,
-    chart_source_name,
     render_chart_sources,
 )
 from tenantctl.spec import parse_observed, parse_tenant_documents
@@ -203,9 +202,14 @@ def test_a_cluster_without_csi_gets_no_csi_source() -> None:
 
 
 def test_a_mixed_input_carries_the_sources_of_both_substrates() -> None:
-    docs = load_example("proxmox.yaml") + load_example("kubevirt.yaml")
+    """Each cluster brings a source the other lacks (proxmox its CSI chart, the kubevirt one the GPU
+    operator it enables), and the expected names are written out: dropping either cluster's sources fails."""
+    kubevirt = load_example("kubevirt.yaml")
+    next(d for d in kubevirt if d["kind"] == "TenantCluster")["spec"]["addons"] = {"gpuOperator": {"enabled": True}}
+    docs = load_example("proxmox.yaml") + kubevirt
     assert _source_names(render_tenant(parse_tenant_documents(docs))) == {
-        chart_source_name(c) for c in CORE_CHARTS
+        "tenantctl-cilium", "tenantctl-coredns", "tenantctl-metrics-server", "tenantctl-snapshot-controller",
+        "tenantctl-proxmox-csi", "tenantctl-gpu-operator",
     }
 
 
