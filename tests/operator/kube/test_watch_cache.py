@@ -11,8 +11,11 @@ from kube_emulator import Fault, KubeEmulator
 from operator_support import condition, eventually, management, running_operator, seed_control_plane, seed_documents
 
 from tenant_support import load_example
+from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.cache import WatchCache
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+from tenantctl.operator.runtime.handlers import OWNED, inventory_of
+from tenantctl.render.meta import CLUSTER_LABEL, NAMESPACE_LABEL
 
 pytestmark = [pytest.mark.timeout(20)]
 
@@ -87,6 +90,43 @@ async def test_with_owned_labels_only_ours_and_the_objects_asked_for_are_held(mg
         assert await api.get(SECRETS, "missing", "ns") is not None
         assert mgmt.reads == reads, "then kept current by the watch"
         assert len(await api.list(SECRETS, "ns")) == 4 and mgmt.reads == reads + 1, "a list beyond ours asks"
+
+
+def _pair_of_tenants() -> tuple[tuple[str, str], tuple[str, str]]:
+    """Two tenants (namespace, cluster) that shard 0/2 and shard 1/2 own."""
+    tenants = [(f"tenant-{i}", f"t{i}") for i in range(20)]
+    return next(t for t in tenants if Shard(0, 2).owns(*t)), next(t for t in tenants if Shard(1, 2).owns(*t))
+
+
+async def test_a_shard_holds_its_own_tenants_inventory_not_every_shards(mgmt: KubeEmulator) -> None:
+    """Every shard watches every labelled object; a shard keeps only its own tenants' (and shared ones):
+    else each shard's memory grows with all tenants, and sharding spreads CPU but not memory."""
+    mine, theirs = _pair_of_tenants()
+    for (namespace, cluster), name in ((mine, "mine"), (theirs, "theirs")):
+        labels = {**OWNED, CLUSTER_LABEL: cluster}
+        mgmt.put("v1/secrets", {**secret(name, "MQ==", labels), "metadata": {
+            "name": name, "namespace": namespace, "labels": labels}})
+    mgmt.put("v1/secrets", secret("shared", "MQ==", dict(OWNED)))
+    cache = WatchCache(owned=OWNED, scope=inventory_of(Shard(0, 2)))
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        assert await api.get(SECRETS, "mine", mine[0]) is not None
+        assert cache.holds("v1", "secrets", mine[0], "mine") is not None
+        assert cache.holds("v1", "secrets", theirs[0], "theirs") is None, "another shard's tenant"
+        assert cache.holds("v1", "secrets", "ns", "shared") is not None, "no tenant label: shared, held"
+        reads = mgmt.reads
+        assert await api.get(SECRETS, "theirs", theirs[0]) is not None
+        assert mgmt.reads == reads + 1, "asked for by name: read once, then held"
+        assert cache.holds("v1", "secrets", theirs[0], "theirs") is not None
+    assert inventory_of(Shard()) is None, "a single shard holds everything labelled"
+
+
+def test_a_cluster_scoped_object_belongs_to_the_tenant_its_namespace_label_names() -> None:
+    mine, theirs = _pair_of_tenants()
+    held = inventory_of(Shard(0, 2))
+    assert held is not None
+    assert held(None, {CLUSTER_LABEL: mine[1], NAMESPACE_LABEL: mine[0]})
+    assert not held(None, {CLUSTER_LABEL: theirs[1], NAMESPACE_LABEL: theirs[0]})
+    assert held(mine[0], {CLUSTER_LABEL: mine[1]}) and not held(theirs[0], {CLUSTER_LABEL: theirs[1]})
 
 
 @pytest.mark.looptime

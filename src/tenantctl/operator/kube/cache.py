@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -71,6 +71,8 @@ def _labels_match(have: Mapping[str, str], labels: Mapping[str, str] | None) -> 
 
 
 Key = tuple[str | None, str]
+Scope = Callable[[str | None, Mapping[str, str]], bool]
+"""Whether an object with our labels, in this namespace (None: cluster-scoped), is this replica's to hold."""
 _PENDING, _KNOWN = False, True
 """A name asked for: its server read is under way (the store cannot answer yet), or the store answers."""
 
@@ -82,6 +84,8 @@ class _Store:
     res: Resource
     owned: Mapping[str, str] | None = None
     """Labels of the objects held without being asked for; None: every object is held."""
+    scope: Scope | None = None
+    """Of the objects with `owned` labels, which are held (a shard's own tenants); None: all of them."""
     objects: dict[str | None, dict[str, _Entry]] = field(default_factory=dict)
     wanted: dict[Key, bool] = field(default_factory=dict)
     synced: asyncio.Event = field(default_factory=asyncio.Event)
@@ -92,7 +96,9 @@ class _Store:
         return (meta.get("namespace") if self.res.namespaced else None), str(meta.get("name", ""))
 
     def _held(self, key: Key, labels: Mapping[str, str]) -> bool:
-        return self.owned is None or key in self.wanted or _labels_match(labels, self.owned)
+        if self.owned is None or key in self.wanted:
+            return True
+        return _labels_match(labels, self.owned) and (self.scope is None or self.scope(key[0], labels))
 
     def put(self, obj: Obj) -> None:
         self._put(self.objects, obj)
@@ -170,6 +176,9 @@ class WatchCache:
     """Labels of our own objects; None: hold every object of a watched resource."""
     complete: frozenset[tuple[str, str]] = frozenset()
     """(apiVersion, plural) of resources held whole even with `owned`."""
+    scope: Scope | None = None
+    """Which labelled objects this replica holds: a shard holds its own tenants' inventory, not every
+    shard's (the inventory is most of the cache: held by every shard, memory grew with all tenants)."""
     page_size: int = 500
     """Objects per page of a (re)list: what is decoded at once before the store keeps or drops it."""
     _stores: dict[tuple[str, str], _Store] = field(default_factory=dict)
@@ -179,7 +188,7 @@ class WatchCache:
         store = self._stores.get(key)
         if store is None:
             owned = None if key in self.complete else self.owned
-            store = self._stores[key] = _Store(res, owned)
+            store = self._stores[key] = _Store(res, owned, None if owned is None else self.scope)
             store.task = asyncio.create_task(self._follow(api, store), name=f"watch {res.api_version}/{res.plural}")
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.sync_timeout):

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import kopf
 
 from tenantctl.operator.config.settings import OperatorSettings, WebhookSettings
+from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.install.webhook import CLUSTER_WEBHOOK, POOL_WEBHOOK
 from tenantctl.operator.kube.cache import WatchCache
 from tenantctl.operator.kube.client import APIError, Connection, KubeClient, NotFoundError, Resource
@@ -33,7 +34,7 @@ from tenantctl.operator.runtime.admission import review
 from tenantctl.operator.runtime.finalizers import finalizer_of, orphaned, release, take_over
 from tenantctl.operator.runtime.metrics import Metrics, Outcome
 from tenantctl.operator.runtime.triggers import Triggers
-from tenantctl.render.meta import MANAGED_BY
+from tenantctl.render.meta import CLUSTER_LABEL, MANAGED_BY, NAMESPACE_LABEL
 from tenantctl.render.talos_api import TENANT_CONTROL_PLANE_API
 from tenantctl.spec.compat import KamajiRelease
 
@@ -48,6 +49,21 @@ TENANT_CLUSTERS = Resource(f"{GROUP}/{VERSION}", "TenantCluster", "tenantcluster
 NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
 
 Key = tuple[str, str]
+def inventory_of(shard: Shard) -> Callable[[str | None, Mapping[str, str]], bool] | None:
+    """Which labelled objects a shard's cache holds: those of its own tenants, and shared ones (no
+    tenant label: the chart sources). A namespaced object's tenant is its namespace and cluster label;
+    a cluster-scoped one names its namespace in a label. None (hold all) for the single shard."""
+    if shard.count == 1:
+        return None
+
+    def held(namespace: str | None, labels: Mapping[str, str]) -> bool:
+        cluster = labels.get(CLUSTER_LABEL)
+        tenant_namespace = namespace if namespace is not None else labels.get(NAMESPACE_LABEL)
+        return cluster is None or tenant_namespace is None or shard.owns(tenant_namespace, cluster)
+
+    return held
+
+
 OWNED = {"app.kubernetes.io/managed-by": MANAGED_BY}
 """The label of every object the operator renders: the watch cache holds these, and what a pass names."""
 HELD_WHOLE = frozenset({
@@ -129,7 +145,10 @@ class OperatorContext:
     async def start(self) -> None:
         cache = None
         if self.settings.read_from_watches:
-            cache = WatchCache(sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=HELD_WHOLE)
+            cache = WatchCache(
+                sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=HELD_WHOLE,
+                scope=inventory_of(self.settings.shard),
+            )
         self._api = KubeClient(
             self.connection,
             field_manager=self.settings.field_manager,
