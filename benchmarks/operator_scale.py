@@ -162,12 +162,18 @@ async def run(
             create_passes = sum(ctx.passes.values())
             await wait_quiet(emulators)
             passes_before = {key: ctx.passes[key] for key in keys}
+            idle_profiler = cProfile.Profile(time.process_time) if profile else None
+            if idle_profiler is not None:
+                idle_profiler.enable()
             idle_before, idle_cpu = await emulators.ask("counters"), time.process_time()
             for key in keys:
                 ctx.wakeup(key).set()
             while any(ctx.passes[key] <= count for key, count in passes_before.items()):
                 await asyncio.sleep(0.05)
             idle_cpu = time.process_time() - idle_cpu
+            if idle_profiler is not None and profile is not None:
+                idle_profiler.disable()
+                idle_profiler.dump_stats(f"{profile}.idle")
             idle_after = await emulators.ask("counters")
             idle_writes = await emulators.ask("writes_since", idle_before["writes"])
     emulators_cpu = at_create["cpu"] - before["cpu"]
@@ -269,7 +275,8 @@ async def run_sharded(tenants: int, shards: int, timeout: float, crds: Path | No
     emulators_cpu = at_create["cpu"] - before["cpu"]
     emulators_peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     operator_cpu = sum(c["cpu"] for c in created)
-    print(f"tenants: {tenants} over {shards} shard processes, Kamaji and upstream CRDs {'seeded' if crds else 'absent'}")
+    seeded = "seeded" if crds else "absent"
+    print(f"tenants: {tenants} over {shards} shard processes, Kamaji and upstream CRDs {seeded}")
     print(f"load average: {load_at_start} at start, {load_at_converge} at convergence ({os.cpu_count()} CPUs)")
     print(f"time to converge: {converged:.1f}s from spawn (emulators' CPU {emulators_cpu:.1f}s = "
           f"{100 * emulators_cpu / converged:.0f}% of it; shards' CPU {operator_cpu:.1f}s)")
@@ -298,7 +305,9 @@ def main() -> None:
     parser.add_argument("--direct-reads", action="store_true", help="no watch cache: every read asks the API")
     parser.add_argument("--requests", action="store_true", help="list the requests at create by verb and resource")
     parser.add_argument("--log", default=os.devnull, help="where the operator's log lines go")
-    parser.add_argument("--profile", metavar="FILE", help="cProfile the operator until convergence into FILE (pstats)")
+    parser.add_argument(
+        "--profile", metavar="FILE", help="cProfile until convergence into FILE, the idle resync into FILE.idle"
+    )
     parser.add_argument(
         "--crds", type=Path, default=Path(os.environ.get("TENANTCTL_SHARED", REPO.parent / "shared")) / "crds",
         help="upstream CRDs to serve (Kamaji's among them); a missing directory serves none",

@@ -190,9 +190,10 @@ class WatchCache:
             owned = None if key in self.complete else self.owned
             store = self._stores[key] = _Store(res, owned, None if owned is None else self.scope)
             store.task = asyncio.create_task(self._follow(api, store), name=f"watch {res.api_version}/{res.plural}")
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self.sync_timeout):
-                await store.synced.wait()
+        if not store.synced.is_set():  # a timeout scope per read cost more than the read itself
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.sync_timeout):
+                    await store.synced.wait()
         return store if store.usable and store.synced.is_set() else None
 
     async def get(self, api: KubeClient, res: Resource, name: str, namespace: str | None) -> tuple[bool, Obj | None]:

@@ -80,7 +80,12 @@ def comparable(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def covers(live: Any, desired: Any) -> bool:
-    """Whether `live` already holds every field of `desired` (server-added fields are ignored)."""
+    """Whether `live` already holds every field of `desired` (server-added fields are ignored).
+
+    Equal subtrees (most of a converged object) are settled by one comparison in C before the walk:
+    an idle resync compares every rendered object, and the walk alone was half its CPU."""
+    if live == desired:
+        return True
     if isinstance(desired, Mapping):
         if not isinstance(live, Mapping):
             return False
