@@ -71,8 +71,9 @@ async def test_a_plugin_that_fails_is_an_api_error_not_a_crash(mgmt: KubeEmulato
     user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": sys.executable,
                      "args": ["-c", "import sys; sys.exit(3)"]}}
     async with KubeClient(Connection.from_kubeconfig(kubeconfig(url(mgmt), user))) as api:
+        secrets = await api.require(*SECRETS)  # a built-in: known without a request
         with pytest.raises(APIError, match="returned 3"):
-            await api.resource(*SECRETS)
+            await api.get(secrets, "a", "ns")
 
 
 async def test_a_rotated_token_file_is_read_again_and_the_server_sees_the_new_token(
