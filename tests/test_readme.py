@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -26,8 +27,10 @@ def test_spec_reference_matches_the_models() -> None:
 
 def _make_plan(target: str) -> list[str]:
     """What `make TARGET` would run on a fresh machine (every target treated as out of date)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}  # under make test
     done = subprocess.run(
-        ["make", "-n", "-B", target], cwd=README.parent, capture_output=True, text=True, check=True, timeout=60
+        ["make", "--no-print-directory", "-n", "-B", target],
+        cwd=README.parent, capture_output=True, text=True, check=True, timeout=60, env=env,
     )
     return done.stdout.splitlines()
 
