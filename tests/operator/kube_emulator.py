@@ -23,7 +23,7 @@ import itertools
 import time
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,7 +215,11 @@ class KubeEmulator(kmock.KubernetesEmulator):
     """Bearer tokens the server accepts (others get 401, as an expired or revoked token does); None: any."""
     bearers: list[str | None] = attrs.field(factory=list, init=False)
     """The bearer token of every request, in order (None when it carried none)."""
+    before_write: Callable[[str, str], Awaitable[None]] | None = None
+    """Awaited with (method, plural) before a write is served: a crash test kills the client here and
+    never returns, so exactly the writes before it were applied."""
     _index: dict[str, dict[tuple[str | None, str], None]] = attrs.field(factory=dict, init=False)
+    _ns_index: dict[tuple[str, str], dict[str, None]] = attrs.field(factory=dict, init=False)
     _rv: itertools.count[int] = attrs.field(factory=lambda: itertools.count(1), init=False)
     _pending: set[asyncio.Task[None]] = attrs.field(factory=set, init=False)
 
@@ -326,6 +330,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
         with contextlib.suppress(ValueError):
             self._requests.remove(request)
         self.served += 1
+        if request.method != kmock.method.GET and self.before_write is not None:
+            await self.before_write(request.method.value, request.resource.plural)
         if request.method != kmock.method.GET:
             self.write_requests.append((request.method.value, request.resource.plural, request.namespace, request.name))
         try:
@@ -514,6 +520,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     def _store(self, plural: str, namespace: str | None, name: str, body: dict[str, Any]) -> None:
         self.objects[_res(plural), namespace, name] = body
         self._index.setdefault(plural, {})[namespace, name] = None
+        if namespace is not None:
+            self._ns_index.setdefault((plural, namespace), {})[name] = None
 
     def _establish(self, plural: str, crd: Mapping[str, Any]) -> None:
         """Serve every served version of a CustomResourceDefinition, as the API server does once it is established."""
@@ -534,18 +542,29 @@ class KubeEmulator(kmock.KubernetesEmulator):
         if not any(r == request.resource for r in self.resources):
             raise kmock.KubernetesResourceNotFoundError()
         expr = request.params.get("labelSelector") or ""
-        items = []
-        for namespace, name in list(self._index.get(plural, {})):
-            if request.namespace is not None and namespace != request.namespace:
-                continue
+        # `continue` is the position in the index where the next page starts: a page costs its own length
+        # (a relist of a hundred thousand objects was quadratic); a namespace has an index of its own.
+        start, _, version = (request.params.get("continue") or "0:").partition(":")
+        version = version or str(next(self._rv))
+        limit = int(request.params.get("limit") or 0) or None
+        index: Mapping[Any, None]
+        if request.namespace is not None:
+            index = self._ns_index.get((plural, request.namespace), {})
+            keys: Any = ((request.namespace, n) for n in index)
+        else:
+            index = self._index.get(plural, {})
+            keys = iter(index)
+        position, items = int(start), []
+        for namespace, name in itertools.islice(keys, position, None):
+            position += 1
             obj = self.get(plural, namespace, name, copied=False)
             if obj is not None and matches_selector(obj.get("metadata", {}).get("labels") or {}, expr):
                 items.append(obj)
-        start, _, version = (request.params.get("continue") or "0:").partition(":")
-        version = version or str(next(self._rv))
-        end = int(start) + int(request.params.get("limit") or len(items) or 1)
-        meta = {"resourceVersion": version} | ({"continue": f"{end}:{version}"} if end < len(items) else {})
-        return {"metadata": meta, "items": items[int(start):end]}
+                if limit is not None and len(items) == limit:
+                    break
+        more = limit is not None and len(items) == limit and position < len(index)
+        meta = {"resourceVersion": version} | ({"continue": f"{position}:{version}"} if more else {})
+        return {"metadata": meta, "items": items}
 
     # -- controllers -----------------------------------------------------------------------------
 
