@@ -166,9 +166,14 @@ async def _upgrade_stage(scope: Scope) -> None:
     )
     scope.upgrade_since = since.strftime("%Y-%m-%dT%H:%M:%SZ") if since is not None else None
     if decision.created:
+        # A pool without a MachineDeployment yet (new, or its create cut short by a restart) runs what
+        # this pass creates it at: else the status would leave it out until the next resync.
+        joining = {p.metadata.name: decision.held.get(p.metadata.name, decision.target).as_status()
+                   for p in scope.pools if p.metadata.name not in live.pools}
+        running = {name: state.running.as_status() for name, state in live.pools.items()}
         scope.running = {
             **({"controlPlane": live.reported or live.control_plane} if live.control_plane else {}),
-            "pools": {name: state.running.as_status() for name, state in sorted(live.pools.items())},
+            "pools": dict(sorted({**joining, **running}.items())),
         }
     else:
         # A new tenant: this pass creates every part at the target, so that is what the status says runs

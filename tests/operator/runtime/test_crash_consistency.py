@@ -1,0 +1,242 @@
+"""The operator killed (SIGKILL) at any write of a create pass: a fresh process converges on what an uncut
+run leaves, with nothing duplicated, nothing missing and nothing left from the abandoned step.
+
+Each case runs `tenantctl operator` as a process against the emulators, lets exactly N writes through
+(management and tenant APIs counted together, kopf's own patches and events included), kills it on the
+next one, starts a new process and waits for Ready. The final objects are compared with the uncut run's,
+the Talos secrets each run generated standing in for one another. `make test` tries a spread of cut
+points; `make slow` tries every one (docs/testing.md records the sweep).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import kmock
+import pytest
+from kube_emulator import CORE, KubeEmulator, declare
+from operator_support import condition, eventually, kubeconfig_for, management, seed_control_plane, seed_documents
+
+from tenant_support import load_example
+
+pytestmark = [pytest.mark.timeout(600)]
+
+TC = "tenantctl.io/v1alpha1/tenantclusters"
+KEY = ("tenant-acme", "acme")
+TALOS_SECRETS = "acme-talos-secrets"
+# Fields that differ between any two runs (the server's bookkeeping, clocks).
+_VOLATILE_META = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
+_VOLATILE_KEYS = frozenset({"lastTransitionTime", "lastUpdateTime", "lastHeartbeatTime", "time", "startedAt"})
+_NOT_STATE = frozenset({"events", "leases"})
+
+
+@dataclass
+class Stand:
+    mgmt: KubeEmulator
+    tenant: KubeEmulator
+    kubeconfig: Path
+    writes: int = 0
+    sequence: list[str] = field(default_factory=list)
+    """The plural of each write, in order: where the steps of a pass begin."""
+    cut_at: int | None = None
+    killed: asyncio.Event = field(default_factory=asyncio.Event)
+    process: asyncio.subprocess.Process | None = None
+
+    async def before_write(self, _method: str, plural: str) -> None:
+        """Count writes across both APIs; at the cut, kill the operator and never answer this one."""
+        if self.cut_at is not None and self.writes >= self.cut_at and self.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.send_signal(signal.SIGKILL)
+            self.killed.set()
+            await asyncio.Event().wait()
+        self.writes += 1
+        self.sequence.append(plural)
+
+    async def start(self) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "tenantctl", "operator", "--kubeconfig", str(self.kubeconfig),
+            "--resync", "3600", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+        )
+
+    async def stop(self) -> None:
+        if self.process is not None and self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.process.wait(), 20)
+            except TimeoutError:
+                self.process.kill()
+                await self.process.wait()
+
+    def ready(self) -> bool:
+        return condition(self.mgmt.get(TC, *KEY), "Ready").get("status") == "True"
+
+    async def quiet(self, seconds: float = 1.5) -> None:
+        """Until no write for `seconds`: kopf's bookkeeping after Ready has landed."""
+        seen, since = self.writes, asyncio.get_running_loop().time()
+        while asyncio.get_running_loop().time() - since < seconds:
+            await asyncio.sleep(0.1)
+            if self.writes != seen:
+                seen, since = self.writes, asyncio.get_running_loop().time()
+
+
+@contextlib.asynccontextmanager
+async def stand(tmp_path: Path) -> AsyncIterator[Stand]:
+    async with KubeEmulator() as mgmt, kmock.Server(mgmt), KubeEmulator() as tenant, kmock.Server(tenant):
+        declare(mgmt, CORE)
+        declare(tenant, CORE)
+        docs = load_example("proxmox.yaml")
+        management(mgmt)
+        seed_documents(mgmt, docs)
+        seed_control_plane(mgmt, docs, str(tenant.url).rstrip("/"))
+        tmp_path.mkdir(parents=True, exist_ok=True)
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(kubeconfig_for(str(mgmt.url).rstrip("/")))
+        here = Stand(mgmt, tenant, kubeconfig)
+        mgmt.before_write = tenant.before_write = here.before_write
+        try:
+            yield here
+        finally:
+            await here.stop()
+
+
+def _scrub(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _scrub(v) for k, v in value.items() if k not in _VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
+def state(here: Stand) -> dict[str, Any]:
+    """Every object both APIs hold, without the server's bookkeeping, the generated secrets replaced by
+    their names (each run generates its own)."""
+    objects: dict[str, Any] = {}
+    for where, emulator in (("mgmt", here.mgmt), ("tenant", here.tenant)):
+        for (res, namespace, name), obj in emulator.objects.items():
+            if obj.deleted or res.plural in _NOT_STATE:
+                continue
+            body = json.loads(json.dumps(obj.raw))
+            if res.plural == "secrets":  # decoded, so the generated values and URLs below can be replaced
+                data = body.get("data", {})
+                body["data"] = {k: base64.b64decode(v).decode(errors="replace") for k, v in data.items()}
+            meta = body.get("metadata", {})
+            for volatile in _VOLATILE_META:
+                meta.pop(volatile, None)
+            objects[f"{where}/{res.plural}/{namespace}/{name}"] = _scrub(body)
+    generated = here.mgmt.get("v1/secrets", KEY[0], TALOS_SECRETS)
+    assert generated is not None, "the Talos secrets exist"
+    text = json.dumps(objects)
+    for placeholder, url in (("<tenant-url>", here.tenant.url), ("<mgmt-url>", here.mgmt.url)):
+        text = text.replace(str(url).rstrip("/"), placeholder)
+    values = {k: base64.b64decode(v).decode() for k, v in generated.get("data", {}).items()}
+    for key, value in sorted(values.items(), key=lambda kv: -len(kv[1])):  # longest first: no partial hits
+        text = text.replace(value, f"<{key}>")
+    scrubbed: dict[str, Any] = json.loads(text)
+    return dict(sorted(scrubbed.items()))
+
+
+async def converge(here: Stand, timeout: float = 60.0) -> None:
+    await here.start()
+    await eventually(here.ready, timeout=timeout)
+    await here.quiet()
+
+
+@pytest.fixture(scope="module")
+def uncut(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
+    """The uncut run: its final state, and the plural of each write its create pass made."""
+
+    async def run() -> tuple[dict[str, Any], list[str]]:
+        async with stand(tmp_path_factory.mktemp("uncut")) as here:
+            await converge(here)
+            await here.stop()
+            return state(here), here.sequence
+
+    return asyncio.run(run())
+
+
+async def cut_and_resume(tmp_path: Path, cut_at: int) -> dict[str, Any]:
+    """The final state of a run killed on write `cut_at` and resumed by a fresh process."""
+    here_cm = stand(tmp_path)
+    here = await here_cm.__aenter__()
+    try:
+        here.cut_at = cut_at
+        await here.start()
+        done = asyncio.ensure_future(here.killed.wait())
+        exited = asyncio.ensure_future(here.process.wait())  # type: ignore[union-attr]
+        await asyncio.wait({done, exited}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        assert here.killed.is_set(), f"the run ended before write {cut_at}"
+        await here.process.wait()  # type: ignore[union-attr]
+        here.cut_at = None
+        await converge(here)
+        await here.stop()
+        return state(here)
+    finally:
+        await here_cm.__aexit__(None, None, None)
+
+
+# Steps a cut between them once broke or could break: the control plane written but no MachineDeployment
+# yet (status.versions lost the pool until the next resync), the first TalosConfigTemplate, the first
+# write inside the tenant, the first HelmRelease.
+STEPS = ("machinedeployments", "talosconfigtemplates", "clusterrolebindings", "helmreleases")
+
+
+def cut_points(sequence: list[str], every: bool) -> list[int]:
+    """Every write of the create pass, or the first, the last and the first write of each step above."""
+    if every:
+        return list(range(len(sequence)))
+    return sorted({0, len(sequence) - 1, *(sequence.index(step) for step in STEPS)})
+
+
+def _diff(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    missing = sorted(set(expected) - set(got))
+    extra = sorted(set(got) - set(expected))
+    changed = sorted(k for k in set(expected) & set(got) if expected[k] != got[k])
+    return [f"missing {k}" for k in missing] + [f"extra {k}" for k in extra] + [f"changed {k}" for k in changed]
+
+
+def check_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
+    expected, sequence = uncut
+    assert len(sequence) > 10, "a create pass writes more than a handful of objects"
+    outcomes: dict[int, list[str]] = {}
+
+    async def sweep() -> None:
+        for n in cut_points(sequence, every):
+            outcomes[n] = _diff(expected, await cut_and_resume(tmp_path / f"cut-{n}", n))
+
+    asyncio.run(sweep())
+    broken = {n: d for n, d in outcomes.items() if d}
+    assert not broken, f"cut points whose resumed run differs from the uncut one: {broken}"
+
+
+def test_a_create_pass_killed_at_a_spread_of_writes_resumes_to_the_same_objects(
+    uncut: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_cuts(uncut, tmp_path, every=False)
+
+
+@pytest.mark.slow
+def test_a_create_pass_killed_at_every_write_resumes_to_the_same_objects(
+    uncut: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_cuts(uncut, tmp_path, every=True)
+
+
+def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]]) -> None:
+    """Control: a state with one object dropped and one changed is reported, so an empty diff means equal."""
+    expected, _ = uncut
+    damaged = dict(expected)
+    dropped = next(k for k in damaged if "/machinedeployments/" in k)
+    del damaged[dropped]
+    changed = next(k for k in damaged if "/talosconfigtemplates/" in k)
+    damaged[changed] = {**damaged[changed], "spec": {}}
+    assert _diff(expected, damaged) == [f"missing {dropped}", f"changed {changed}"]
+
