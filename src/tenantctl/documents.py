@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+import yaml.cyaml
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
-from yaml.cyaml import CParser
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
@@ -63,7 +63,11 @@ def _shorten(text: str, keep: int = 40) -> str:
     return text if len(text) <= keep else f"{text[:keep]}… ({len(text)} characters)"
 
 
-class _BoundedLoader(Composer, CParser, SafeConstructor, Resolver):  # type: ignore[misc]
+# libyaml's parser (PyYAML's wheels carry it; the stubs do not export it).
+_CParser: Any = getattr(yaml.cyaml, "CParser")  # noqa: B009
+
+
+class _BoundedLoader(Composer, _CParser, SafeConstructor, Resolver):  # type: ignore[misc]
     """A safe loader whose composer judges every node before it is constructed.
 
     libyaml scans and parses (the pure-Python scanner was nine tenths of loading a large file: a list of
@@ -73,7 +77,7 @@ class _BoundedLoader(Composer, CParser, SafeConstructor, Resolver):  # type: ign
     limits: Limits = INPUT_LIMITS
 
     def __init__(self, stream: str, source: str, limits: Limits) -> None:
-        CParser.__init__(self, stream)
+        _CParser.__init__(self, stream)
         Composer.__init__(self)
         SafeConstructor.__init__(self)
         Resolver.__init__(self)
@@ -89,7 +93,7 @@ class _BoundedLoader(Composer, CParser, SafeConstructor, Resolver):  # type: ign
 
     def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         if self.check_event(yaml.AliasEvent):
-            event = self.get_event()  # type: ignore[no-untyped-call]
+            event = self.get_event()
             self.refuse(
                 event.start_mark,
                 f"alias *{event.anchor} refused: tenantctl reads no YAML aliases (an alias can expand "
@@ -99,7 +103,7 @@ class _BoundedLoader(Composer, CParser, SafeConstructor, Resolver):  # type: ign
         self._depth += 1
         try:
             if self._depth > self.limits.depth:
-                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+                mark = self.peek_event().start_mark
                 raise _Refusal(mark, f"nested more than {self.limits.depth} levels deep")
             node = super().compose_node(parent, index)
         finally:
