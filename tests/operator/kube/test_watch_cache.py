@@ -152,3 +152,18 @@ async def test_a_list_in_pages_holds_every_page(mgmt: KubeEmulator) -> None:
     async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache(page_size=2)) as api:
         assert len(await api.list(SECRETS, "ns", {"app": "x"})) == 5
         assert mgmt.tally["LIST", "secrets"] == 3
+
+
+async def test_an_object_of_ours_absent_from_the_cache_is_absent_without_a_read(mgmt: KubeEmulator) -> None:
+    """What the operator makes carries the owned labels, so the watch would have brought it: the first
+    read of what a new tenant is about to create is answered from the cache (`ours=True`)."""
+    ours = {"managed-by": "us"}
+    mgmt.put("v1/secrets", secret("ours", "MQ==", ours))
+    cache = WatchCache(owned=ours)
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        assert await api.get(SECRETS, "ours", "ns", ours=True) is not None
+        reads = mgmt.reads
+        assert await api.get(SECRETS, "not-yet", "ns", ours=True) is None
+        assert mgmt.reads == reads, "absent from the cache: absent"
+        assert await api.get(SECRETS, "not-yet", "ns") is None
+        assert mgmt.reads == reads + 1, "without ours, a name not held is asked for"

@@ -143,10 +143,12 @@ class _Store:
         entry = self.objects.get(namespace if self.res.namespaced else None, {}).get(name)
         return entry.decoded() if entry is not None else None
 
-    def answers(self, namespace: str | None, name: str) -> bool:
-        """Whether the store knows this object (held, or known absent); if not, the name is asked for now."""
+    def answers(self, namespace: str | None, name: str, ours: bool = False) -> bool:
+        """Whether the store knows this object (held, or known absent); if not, the name is asked for now.
+        `ours`: the object would carry the owned labels (and be this replica's), so the store holds it if
+        it exists."""
         key: Key = (namespace if self.res.namespaced else None), name
-        if self.owned is None or self.wanted.get(key) is _KNOWN or name in self.objects.get(key[0], {}):
+        if self.owned is None or ours or self.wanted.get(key) is _KNOWN or name in self.objects.get(key[0], {}):
             return True
         self.wanted.setdefault(key, _PENDING)
         return False
@@ -196,10 +198,12 @@ class WatchCache:
                     await store.synced.wait()
         return store if store.usable and store.synced.is_set() else None
 
-    async def get(self, api: KubeClient, res: Resource, name: str, namespace: str | None) -> tuple[bool, Obj | None]:
+    async def get(
+        self, api: KubeClient, res: Resource, name: str, namespace: str | None, *, ours: bool = False
+    ) -> tuple[bool, Obj | None]:
         """(True, copy or None) when the cache answers; (False, None) when the caller must ask the server."""
         store = await self._store(api, res)
-        if store is None or not store.answers(namespace, name):
+        if store is None or not store.answers(namespace, name, ours):
             return False, None
         return True, store.find(namespace, name)
 

@@ -259,7 +259,9 @@ class ReadCache(Protocol):
     and watch, the client only consults whatever cache it was given.
     """
 
-    async def get(self, api: KubeClient, res: Resource, name: str, namespace: str | None) -> tuple[bool, Obj | None]:
+    async def get(
+        self, api: KubeClient, res: Resource, name: str, namespace: str | None, *, ours: bool = False
+    ) -> tuple[bool, Obj | None]:
         ...
 
     def fetched(self, res: Resource, name: str, namespace: str | None, obj: Obj | None) -> None: ...
@@ -341,12 +343,16 @@ class KubeClient:
 
     # -- verbs -----------------------------------------------------------------------------------
 
-    async def get(self, res: Resource, name: str, namespace: str | None = None, *, cached: bool = True) -> Obj | None:
+    async def get(
+        self, res: Resource, name: str, namespace: str | None = None, *, cached: bool = True, ours: bool = False
+    ) -> Obj | None:
         """The object, or None; `cached=False` asks the server even when a watch could answer (an object
-        read rarely and too large to hold, with every other of its kind, in the cache)."""
+        read rarely and too large to hold, with every other of its kind, in the cache). `ours`: the object,
+        if it exists, carries the labels the cache holds (the operator made it), so its absence from the
+        cache is an answer too — a new tenant's first read of what it is about to create costs nothing."""
         if self.cache is None or not cached:
             return await self._fetch(res, name, namespace)
-        answered, found = await self.cache.get(self, res, name, namespace)
+        answered, found = await self.cache.get(self, res, name, namespace, ours=ours)
         if answered:
             return found
         try:

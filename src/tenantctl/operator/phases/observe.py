@@ -78,7 +78,7 @@ async def ensure_talos_secrets(api: KubeClient, cluster: TenantCluster, recorder
     """The cluster's Talos secrets; created with `create` (not apply) so a racing writer never wins twice."""
     names = Names(cluster)
     res = await api.require("v1", "Secret")
-    current = await api.get(res, names.talos_secrets, names.namespace)
+    current = await api.get(res, names.talos_secrets, names.namespace, ours=True)  # labelled below
     if current is None:
         body = {
             "apiVersion": "v1",

@@ -155,7 +155,7 @@ async def _upgrade_stage(scope: Scope) -> None:
     kcp_res = await api.resource(KAMAJI_API, "KamajiControlPlane")
     md_res = await api.resource(CAPI_API, "MachineDeployment")
     mhc_res = await api.resource(CAPI_API, "MachineHealthCheck")
-    kcp = await api.get(kcp_res, names.control_plane, names.namespace) if kcp_res is not None else None
+    kcp = await api.get(kcp_res, names.control_plane, names.namespace, ours=True) if kcp_res is not None else None
     mds = await api.list(md_res, names.namespace, labels) if md_res is not None else []
     mhcs = await api.list(mhc_res, names.namespace, labels) if mhc_res is not None else []
     live = live_state(kcp, mds, mhcs, cluster.spec.talos.version)
