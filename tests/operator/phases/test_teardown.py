@@ -133,6 +133,28 @@ async def test_proxmox_teardown_frees_the_disks_before_anything_else_goes(
     assert "deleted 3 claims and 2 pods; 3 volumes released" in step(mgmt, PROXMOX, "TenantVolumes")["message"]
 
 
+async def test_a_resumed_teardown_records_what_the_whole_teardown_freed(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """A process killed after it freed the disks left this record; the one that resumes finds no claim and
+    no volume left, and the record still says what was deleted and released, and that it was resumed."""
+    seeded(mgmt, url(tenant))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        current = mgmt.get(TC, *PROXMOX)
+        assert current is not None
+        current["status"]["teardown"] = {
+            "steps": [], "leftovers": [], "volumes": ["local-zfs:vm-1-disk-a", "local-zfs:vm-1-disk-b"],
+            "freed": {"claims": 2, "pods": 1, "volumes": []},
+        }
+        mgmt.put(TC, current)
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+    message = step(mgmt, PROXMOX, "TenantVolumes")["message"]
+    assert message == "deleted 2 claims and 1 pods; 2 volumes released (counts include an earlier attempt's)"
+    assert teardown_status(mgmt, PROXMOX)["freed"]["volumes"] == ["local-zfs:vm-1-disk-a", "local-zfs:vm-1-disk-b"]
+
+
 async def test_a_tenant_without_claims_is_the_clean_case(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, url(tenant))
     async with running_operator(mgmt):

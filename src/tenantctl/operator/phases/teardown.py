@@ -40,6 +40,9 @@ class TeardownReport:
     steps: list[Obj] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)
     volumes: list[str] = field(default_factory=list)
+    freed: Obj = field(default_factory=dict)
+    """What the whole teardown freed inside the tenant, across processes: claims and pods deleted,
+    volume handles released. A process resumed after a kill adds to it rather than starting at zero."""
 
     def record(self, step: TeardownStep, outcome: StepOutcome, message: str) -> None:
         self.steps = [s for s in self.steps if s["step"] != step]
@@ -48,12 +51,19 @@ class TeardownReport:
             self.leftovers.append(f"{step}: {message}")
 
     def as_status(self) -> Obj:
-        return {"steps": self.steps, "leftovers": self.leftovers, "volumes": self.volumes}
+        out: Obj = {"steps": self.steps, "leftovers": self.leftovers, "volumes": self.volumes}
+        return out | ({"freed": self.freed} if self.freed else {})
 
     @classmethod
     def from_status(cls, status: Mapping[str, Any]) -> TeardownReport:
-        """What a resumed teardown remembers: the disks it saw (the steps are run again)."""
-        return cls(volumes=list((status.get("teardown") or {}).get("volumes") or []))
+        """What a resumed teardown remembers: the disks it saw and what it freed (the steps run again)."""
+        recorded = status.get("teardown") or {}
+        freed = recorded.get("freed") or {}
+        return cls(
+            volumes=list(recorded.get("volumes") or []),
+            freed={"claims": int(freed.get("claims") or 0), "pods": int(freed.get("pods") or 0),
+                   "volumes": list(freed.get("volumes") or [])} if freed else {},
+        )
 
 
 @dataclass
@@ -105,7 +115,8 @@ async def _wait_until(
 
 async def teardown(scope: TeardownScope) -> TeardownReport:
     """Run every step in order; a management-API failure raises (and is retried), leftovers do not."""
-    scope.report.volumes = TeardownReport.from_status(scope.status).volumes
+    remembered = TeardownReport.from_status(scope.status)
+    scope.report.volumes, scope.report.freed = remembered.volumes, remembered.freed
     steps: list[tuple[TeardownStep, Callable[[TeardownScope], Awaitable[tuple[StepOutcome, str]]]]] = [
         (TeardownStep.TENANT_VOLUMES, _tenant_volumes),
         (TeardownStep.HELM_RELEASES, _helm_releases),
@@ -171,7 +182,10 @@ async def _free_disks(scope: TeardownScope, tenant: KubeClient) -> tuple[StepOut
     pvs = await tenant.require("v1", "PersistentVolume")
     volumes = await tenant.list(pvs)
     handles = {v["metadata"]["name"]: _handle(v) for v in volumes}
-    scope.report.volumes = sorted(set(scope.report.volumes) | set(handles.values()))
+    seen_before = set(scope.report.volumes)  # by an earlier process, if this teardown was resumed
+    scope.report.volumes = sorted(seen_before | set(handles.values()))
+    freed = scope.report.freed or {"claims": 0, "pods": 0, "volumes": []}
+    scope.report.freed = freed
     await scope.progress(scope.report)
     claims = await tenant.list(pvcs)
     doomed = {(c["metadata"]["namespace"], c["metadata"]["name"]) for c in claims}
@@ -183,6 +197,9 @@ async def _free_disks(scope: TeardownScope, tenant: KubeClient) -> tuple[StepOut
     ]
     for pod in holders:
         await tenant.delete(pods, pod["metadata"]["name"], pod["metadata"]["namespace"])
+    freed["claims"] += len(doomed)
+    freed["pods"] += len(holders)
+    await scope.progress(scope.report)
 
     async def released() -> bool:
         return not ({v["metadata"]["name"] for v in await tenant.list(pvs)} & bound)
@@ -191,8 +208,15 @@ async def _free_disks(scope: TeardownScope, tenant: KubeClient) -> tuple[StepOut
         remaining = sorted(handles.get(n, n) for n in {v["metadata"]["name"] for v in await tenant.list(pvs)} & bound)
         scope.report.volumes = remaining
         return _leftover_disks(scope, f"volumes not released within {scope.settings.volume_release_timeout:g}s")
-    scope.report.volumes = sorted(set(scope.report.volumes) - {handles[n] for n in bound if n in handles})
-    return StepOutcome.DONE, f"deleted {len(doomed)} claims and {len(holders)} pods; {len(bound)} volumes released"
+    # Released: every disk any process of this teardown saw that the tenant no longer has (the CSI driver
+    # let go of it), not only the ones this process watched go.
+    present = {_handle(v) for v in await tenant.list(pvs)}
+    freed["volumes"] = sorted((set(freed["volumes"]) | set(scope.report.volumes)) - present)
+    scope.report.volumes = sorted(set(scope.report.volumes) & present)
+    resumed = " (counts include an earlier attempt's)" if seen_before else ""
+    return StepOutcome.DONE, (
+        f"deleted {freed['claims']} claims and {freed['pods']} pods; {len(freed['volumes'])} volumes released{resumed}"
+    )
 
 
 def _handle(pv: Mapping[str, Any]) -> str:
