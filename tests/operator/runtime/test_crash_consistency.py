@@ -23,7 +23,7 @@ from typing import Any
 
 import kmock
 import pytest
-from kube_emulator import CORE, KubeEmulator, declare
+from kube_emulator import CORE, Fault, KubeEmulator, declare
 from operator_support import condition, eventually, kubeconfig_for, management, seed_control_plane, seed_documents
 
 from tenant_support import load_example
@@ -50,9 +50,30 @@ class Stand:
     cut_at: int | None = None
     killed: asyncio.Event = field(default_factory=asyncio.Event)
     process: asyncio.subprocess.Process | None = None
+    outage_at: int | None = None
+    """At this write, both APIs start answering every request 503 for `outage_seconds`."""
+    outage_seconds: float = 3.0
+    outages: int = 0
+    refused: list[Fault] = field(default_factory=list)
+
+    def _outage(self) -> None:
+        faults = [Fault(m, status=503, times=10**9, message="injected outage")
+                  for m in ("GET", "POST", "PUT", "PATCH", "DELETE")]
+        for emulator in (self.mgmt, self.tenant):
+            emulator.faults.extend(faults)
+        self.outages += 1
+        self.refused = faults
+
+        def over() -> None:
+            for emulator in (self.mgmt, self.tenant):
+                emulator.faults[:] = [f for f in emulator.faults if f not in faults]
+
+        asyncio.get_running_loop().call_later(self.outage_seconds, over)
 
     async def before_write(self, _method: str, plural: str) -> None:
         """Count writes across both APIs; at the cut, kill the operator and never answer this one."""
+        if self.outage_at is not None and self.writes == self.outage_at:
+            self._outage()
         if self.cut_at is not None and self.writes >= self.cut_at and self.process is not None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.send_signal(signal.SIGKILL)
@@ -231,6 +252,26 @@ def test_a_create_pass_killed_at_every_write_resumes_to_the_same_objects(
     uncut: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
     check_cuts(uncut, tmp_path, every=True)
+
+
+@pytest.mark.parametrize("step", ["machinedeployments", "clusterrolebindings"])
+def test_an_outage_of_both_apis_mid_pass_ends_in_the_same_objects(
+    uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, step: str
+) -> None:
+    """Every request answered 503 for 3 s from the first write of a step on (watches included): the same
+    process retries and converges on what the uncut run left."""
+    expected, sequence = uncut
+
+    async def run() -> dict[str, Any]:
+        async with stand(tmp_path) as here:
+            here.outage_at = sequence.index(step)
+            await converge(here, timeout=90)
+            await here.stop()
+            assert here.outages == 1
+            assert sum(10**9 - f.times for f in here.refused) > 0, "the outage refused requests"
+            return state(here)
+
+    assert _diff(expected, asyncio.run(run())) == []
 
 
 def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]]) -> None:
