@@ -13,6 +13,7 @@ import asyncio
 import base64
 import contextlib
 import copy
+import resource
 import sys
 import time
 from collections import Counter
@@ -93,6 +94,7 @@ class Emulators:
         """A snapshot to subtract from a later one: CPU seconds of this process, requests by kind."""
         return {
             "cpu": time.process_time(),
+            "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
             "busy": sum(e.busy for e in self.every),
             "received": sum(e.received for e in self.every),
             "reads": sum(e.reads for e in self.every),
