@@ -27,6 +27,7 @@ from kube_emulator import CORE, Fault, KubeEmulator, declare
 from operator_support import condition, eventually, kubeconfig_for, management, seed_control_plane, seed_documents
 
 from tenant_support import load_example
+from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 
 pytestmark = [pytest.mark.timeout(600)]
 
@@ -137,7 +138,7 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-def state(here: Stand) -> dict[str, Any]:
+def state(here: Stand, generated: dict[str, Any] | None = None) -> dict[str, Any]:
     """Every object both APIs hold, without the server's bookkeeping, the generated secrets replaced by
     their names (each run generates its own)."""
     objects: dict[str, Any] = {}
@@ -153,8 +154,7 @@ def state(here: Stand) -> dict[str, Any]:
             for volatile in _VOLATILE_META:
                 meta.pop(volatile, None)
             objects[f"{where}/{res.plural}/{namespace}/{name}"] = _scrub(body)
-    generated = here.mgmt.get("v1/secrets", KEY[0], TALOS_SECRETS)
-    assert generated is not None, "the Talos secrets exist"
+    generated = generated or here.mgmt.get("v1/secrets", KEY[0], TALOS_SECRETS) or {}
     text = json.dumps(objects)
     for placeholder, url in (("<tenant-url>", here.tenant.url), ("<mgmt-url>", here.mgmt.url)):
         text = text.replace(str(url).rstrip("/"), placeholder)
@@ -272,6 +272,73 @@ def test_an_outage_of_both_apis_mid_pass_ends_in_the_same_objects(
             return state(here)
 
     assert _diff(expected, asyncio.run(run())) == []
+
+
+async def _delete_tenant(here: Stand) -> None:
+    async with KubeClient(Connection.from_server(str(here.mgmt.url).rstrip("/"))) as api:
+        await api.delete(Resource("tenantctl.io/v1alpha1", "TenantCluster", "tenantclusters", True), KEY[1], KEY[0])
+
+
+def _tenant_gone(here: Stand) -> bool:
+    return here.mgmt.get(TC, *KEY) is None
+
+
+async def _teardown(tmp_path: Path, cut: int | None) -> tuple[dict[str, Any], list[str], bool]:
+    """A tenant created, deleted, and its teardown cut after `cut` writes and resumed (None: uncut):
+    the state left, the teardown's writes, and whether the TenantCluster was still there at the kill."""
+    async with stand(tmp_path) as here:
+        await converge(here)
+        generated = here.mgmt.get("v1/secrets", KEY[0], TALOS_SECRETS)  # the teardown deletes it
+        await _delete_tenant(here)
+        base = here.writes
+        present_at_kill = True
+        if cut is None:
+            await eventually(lambda: _tenant_gone(here), timeout=60)
+        else:
+            here.cut_at = base + cut
+            await eventually(here.killed.is_set, timeout=60)
+            await here.process.wait()  # type: ignore[union-attr]
+            present_at_kill = not _tenant_gone(here)
+            here.cut_at = None
+            await here.start()
+            await eventually(lambda: _tenant_gone(here), timeout=60)
+        await here.quiet()
+        await here.stop()
+        return state(here, generated), here.sequence[base:], present_at_kill
+
+
+@pytest.fixture(scope="module")
+def uncut_teardown(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
+    left, sequence, _ = asyncio.run(_teardown(tmp_path_factory.mktemp("uncut-teardown"), None))
+    return left, sequence
+
+
+def check_teardown_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
+    expected, sequence = uncut
+    release = max(i for i, plural in enumerate(sequence) if plural == "tenantclusters")  # the finalizer's
+    points = range(len(sequence)) if every else sorted({0, len(sequence) // 2, release})
+    outcomes: dict[int, list[str]] = {}
+    for n in points:
+        left, _, present = asyncio.run(_teardown(tmp_path / f"cut-{n}", n))
+        outcomes[n] = _diff(expected, left) + ([] if present else ["the TenantCluster went before its teardown"])
+    broken = {n: d for n, d in outcomes.items() if d}
+    assert not broken, f"teardown cut points whose resumed run differs: {broken}"
+
+
+def test_a_teardown_killed_midway_resumes_to_the_same_end(
+    uncut_teardown: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    """Killed at the first, a middle and the last write of a teardown (the last: the finalizer's release,
+    held): a fresh process finishes it, the tenant's objects are gone as after an uncut teardown, and the
+    TenantCluster was never released early."""
+    check_teardown_cuts(uncut_teardown, tmp_path, every=False)
+
+
+@pytest.mark.slow
+def test_a_teardown_killed_at_every_write_resumes_to_the_same_end(
+    uncut_teardown: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_teardown_cuts(uncut_teardown, tmp_path, every=True)
 
 
 def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]]) -> None:
