@@ -248,6 +248,7 @@ def test_a_create_pass_killed_at_a_spread_of_writes_resumes_to_the_same_objects(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_a_create_pass_killed_at_every_write_resumes_to_the_same_objects(
     uncut: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
@@ -335,6 +336,7 @@ def test_a_teardown_killed_midway_resumes_to_the_same_end(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # about 50 cuts of ~18 s each
 def test_a_teardown_killed_at_every_write_resumes_to_the_same_end(
     uncut_teardown: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
