@@ -117,13 +117,27 @@ def requests_table(requests: Counter[tuple[str, str]], tenants: int) -> list[str
     return [f"  {count / tenants:7.2f}  {verb:<14} {what}" for (verb, what), count in rows]
 
 
+async def passed_once(ctx: OperatorContext, keys: list[Key]) -> None:
+    """Until every tenant's first pass has ended (Ready is written before a pass ends)."""
+    while not all(ctx.passes[key] for key in keys):
+        await asyncio.sleep(0.01)
+
+
+async def resync_every(ctx: OperatorContext, keys: list[Key]) -> None:
+    """Wake every tenant's daemon and wait until each has run one more pass: one idle resync of all."""
+    passes_before = {key: ctx.passes[key] for key in keys}
+    for key in keys:
+        ctx.wakeup(key).set()
+    while any(ctx.passes[key] <= count for key, count in passes_before.items()):
+        await asyncio.sleep(0.05)
+
+
 async def wait_converged(emulators: EmulatorProcess, ctx: OperatorContext, keys: list[Key], deadline: float) -> bool:
     while await emulators.ask("ready") < len(keys):
         if time.perf_counter() > deadline:
             return False
         await asyncio.sleep(0.25)
-    while not all(ctx.passes[key] for key in keys):  # Ready is written before a pass ends
-        await asyncio.sleep(0.01)
+    await passed_once(ctx, keys)
     return True
 
 
@@ -161,15 +175,11 @@ async def run(
             load_at_converge = load()
             create_passes = sum(ctx.passes.values())
             await wait_quiet(emulators)
-            passes_before = {key: ctx.passes[key] for key in keys}
             idle_profiler = cProfile.Profile(time.process_time) if profile else None
             if idle_profiler is not None:
                 idle_profiler.enable()
             idle_before, idle_cpu = await emulators.ask("counters"), time.process_time()
-            for key in keys:
-                ctx.wakeup(key).set()
-            while any(ctx.passes[key] <= count for key, count in passes_before.items()):
-                await asyncio.sleep(0.05)
+            await resync_every(ctx, keys)
             idle_cpu = time.process_time() - idle_cpu
             if idle_profiler is not None and profile is not None:
                 idle_profiler.disable()
@@ -214,15 +224,11 @@ async def _shard(pipe: Any, url: str, shard: Shard, keys: list[Key]) -> None:
     async with running_operator(url, settings) as ctx:
         pipe.send("up")
         assert await loop.run_in_executor(None, pipe.recv) == "converged"
-        while not all(ctx.passes[key] for key in keys):
-            await asyncio.sleep(0.05)
+        await passed_once(ctx, keys)
         pipe.send({"cpu": time.process_time() - cpu_started, "passes": sum(ctx.passes.values())})
         assert await loop.run_in_executor(None, pipe.recv) == "idle"
-        passes_before, idle_cpu = {key: ctx.passes[key] for key in keys}, time.process_time()
-        for key in keys:
-            ctx.wakeup(key).set()
-        while any(ctx.passes[key] <= count for key, count in passes_before.items()):
-            await asyncio.sleep(0.05)
+        idle_cpu = time.process_time()
+        await resync_every(ctx, keys)
         pipe.send({"idle_cpu": time.process_time() - idle_cpu})
         assert await loop.run_in_executor(None, pipe.recv) == "stop"
     pipe.send({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
