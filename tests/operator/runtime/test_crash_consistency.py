@@ -13,10 +13,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import json
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,8 @@ class Stand:
     writes: int = 0
     sequence: list[str] = field(default_factory=list)
     """The plural of each write, in order: where the steps of a pass begin."""
-    cut_at: int | None = None
+    cut: Callable[[str], bool] | None = None
+    """Asked with the plural of each write before it is served: True kills the operator there."""
     killed: asyncio.Event = field(default_factory=asyncio.Event)
     process: asyncio.subprocess.Process | None = None
     outage_at: int | None = None
@@ -75,7 +77,7 @@ class Stand:
         """Count writes across both APIs; at the cut, kill the operator and never answer this one."""
         if self.outage_at is not None and self.writes == self.outage_at:
             self._outage()
-        if self.cut_at is not None and self.writes >= self.cut_at and self.process is not None:
+        if self.cut is not None and self.cut(plural) and self.process is not None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.send_signal(signal.SIGKILL)
             self.killed.set()
@@ -108,6 +110,24 @@ class Stand:
             await asyncio.sleep(0.1)
             if self.writes != seen:
                 seen, since = self.writes, asyncio.get_running_loop().time()
+
+
+def after_writes(n: int) -> Callable[[str], bool]:
+    """Cut once `n` writes have been served since the cut was set."""
+    served = iter(range(n))
+    return lambda _plural: next(served, None) is None
+
+
+def on_write_of(plural: str, occurrence: int) -> Callable[[str], bool]:
+    """Cut at the `occurrence`-th write of `plural` (1-based): a step, whatever the writes around it."""
+    seen = 0
+
+    def cut(written: str) -> bool:
+        nonlocal seen
+        seen += written == plural
+        return written == plural and seen >= occurrence
+
+    return cut
 
 
 @contextlib.asynccontextmanager
@@ -186,22 +206,19 @@ def uncut(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], lis
 
 async def cut_and_resume(tmp_path: Path, cut_at: int) -> dict[str, Any]:
     """The final state of a run killed on write `cut_at` and resumed by a fresh process."""
-    here_cm = stand(tmp_path)
-    here = await here_cm.__aenter__()
-    try:
-        here.cut_at = cut_at
+    async with stand(tmp_path) as here:
+        here.cut = after_writes(cut_at)
         await here.start()
+        assert here.process is not None
         done = asyncio.ensure_future(here.killed.wait())
-        exited = asyncio.ensure_future(here.process.wait())  # type: ignore[union-attr]
+        exited = asyncio.ensure_future(here.process.wait())
         await asyncio.wait({done, exited}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
         assert here.killed.is_set(), f"the run ended before write {cut_at}"
-        await here.process.wait()  # type: ignore[union-attr]
-        here.cut_at = None
+        await here.process.wait()
+        here.cut = None
         await converge(here)
         await here.stop()
         return state(here)
-    finally:
-        await here_cm.__aexit__(None, None, None)
 
 
 # Steps a cut between them once broke or could break: the control plane written but no MachineDeployment
@@ -284,28 +301,31 @@ def _tenant_gone(here: Stand) -> bool:
     return here.mgmt.get(TC, *KEY) is None
 
 
-async def _teardown(tmp_path: Path, cut: int | None) -> tuple[dict[str, Any], list[str], bool]:
-    """A tenant created, deleted, and its teardown cut after `cut` writes and resumed (None: uncut):
-    the state left, the teardown's writes, and whether the TenantCluster was still there at the kill."""
+async def _teardown(
+    tmp_path: Path, cut: Callable[[str], bool] | None
+) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
+    """A tenant created, deleted, and its teardown cut where `cut` says and resumed (None: uncut): the
+    state left, the teardown's writes, and the state at the kill if the TenantCluster was gone by then."""
     async with stand(tmp_path) as here:
         await converge(here)
         generated = here.mgmt.get("v1/secrets", KEY[0], TALOS_SECRETS)  # the teardown deletes it
         await _delete_tenant(here)
         base = here.writes
-        present_at_kill = True
+        gone_at_kill = None
         if cut is None:
             await eventually(lambda: _tenant_gone(here), timeout=60)
         else:
-            here.cut_at = base + cut
+            here.cut = cut
             await eventually(here.killed.is_set, timeout=60)
             await here.process.wait()  # type: ignore[union-attr]
-            present_at_kill = not _tenant_gone(here)
-            here.cut_at = None
+            if _tenant_gone(here):
+                gone_at_kill = state(here, generated)
+            here.cut = None
             await here.start()
             await eventually(lambda: _tenant_gone(here), timeout=60)
         await here.quiet()
         await here.stop()
-        return state(here, generated), here.sequence[base:], present_at_kill
+        return state(here, generated), here.sequence[base:], gone_at_kill
 
 
 @pytest.fixture(scope="module")
@@ -315,23 +335,31 @@ def uncut_teardown(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, 
 
 
 def check_teardown_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
+    """Cut at every write, or at the first, a middle one and the finalizer's release (the last write to
+    the TenantCluster, found by its count: Events interleave differently from run to run). A TenantCluster
+    gone at the kill must have had nothing left to tear down: the finalizer is never released early."""
     expected, sequence = uncut
-    release = max(i for i, plural in enumerate(sequence) if plural == "tenantclusters")  # the finalizer's
-    points = range(len(sequence)) if every else sorted({0, len(sequence) // 2, release})
-    outcomes: dict[int, list[str]] = {}
-    for n in points:
-        left, _, present = asyncio.run(_teardown(tmp_path / f"cut-{n}", n))
-        outcomes[n] = _diff(expected, left) + ([] if present else ["the TenantCluster went before its teardown"])
-    broken = {n: d for n, d in outcomes.items() if d}
+    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+        f"after {n} writes": functools.partial(after_writes, n)
+        for n in (range(len(sequence)) if every else (0, len(sequence) // 2))
+    }
+    release = sequence.count("tenantclusters")
+    cuts["at the finalizer's release"] = functools.partial(on_write_of, "tenantclusters", release)
+    outcomes: dict[str, list[str]] = {}
+    for i, (where, cut) in enumerate(cuts.items()):
+        left, _, gone_at_kill = asyncio.run(_teardown(tmp_path / f"cut-{i}", cut()))
+        early = [] if gone_at_kill is None else [f"released early: {d}" for d in _diff(expected, gone_at_kill)]
+        outcomes[where] = _diff(expected, left) + early
+    broken = {where: d for where, d in outcomes.items() if d}
     assert not broken, f"teardown cut points whose resumed run differs: {broken}"
 
 
 def test_a_teardown_killed_midway_resumes_to_the_same_end(
     uncut_teardown: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
-    """Killed at the first, a middle and the last write of a teardown (the last: the finalizer's release,
-    held): a fresh process finishes it, the tenant's objects are gone as after an uncut teardown, and the
-    TenantCluster was never released early."""
+    """Killed at the first, a middle and the finalizer-release write of a teardown: a fresh process
+    finishes it, the tenant's objects are gone as after an uncut teardown, and the TenantCluster was
+    never released early."""
     check_teardown_cuts(uncut_teardown, tmp_path, every=False)
 
 
