@@ -43,9 +43,12 @@ def storage_classes(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 @st.composite
-def cluster_docs(draw: st.DrawFn, namespace: str, name: str, secrets: tuple[str, str, str]) -> list[dict[str, Any]]:
+def cluster_docs(
+    draw: st.DrawFn, namespace: str, name: str, secrets: tuple[str, str, str], index: int = 0
+) -> list[dict[str, Any]]:
     substrate = draw(st.sampled_from(["kubevirt", "proxmox"]))
-    third = draw(st.integers(0, 200))
+    # Each cluster its own subnet: two tenants on one bridge sharing addresses are refused.
+    third = draw(st.integers(0, 99)) + 100 * index
     spec: dict[str, Any] = {
         "version": draw(st.sampled_from(["v1.33", "v1.34"])),
         "substrate": substrate,
@@ -105,7 +108,7 @@ def tenants(draw: st.DrawFn, share: bool = False) -> tuple[list[dict[str, Any]],
         # Distinct from every name a rendered object carries, so a clean render is a clean audit.
         base = f"pve-{i}-{name}"
         secrets = (f"{base}-capmox", f"{base}-capmox" if share else f"{base}-ccm", f"{base}-csi")
-        docs += draw(cluster_docs(namespace, name, secrets))
+        docs += draw(cluster_docs(namespace, name, secrets, i))
         observations.append(observed(namespace, name, f"192.0.2.{draw(st.integers(2, 250))}"))
     return docs, observations
 

@@ -69,9 +69,17 @@ def test_a_platform_override_reaches_sources_and_releases(assert_valid: Validato
     assert_valid(o for o in objects if o["kind"] in {"HelmRelease", "HelmRepository", "OCIRepository"})
 
 
+def _on_vlan(doc: dict[str, Any], vlan: int) -> dict[str, Any]:
+    """The second tenant's workers on their own VLAN: two tenants sharing addresses on one are refused."""
+    if doc["kind"] == "NodePool":
+        doc["spec"]["proxmox"]["network"]["vlan"] = vlan
+    return doc
+
+
 def test_sources_are_rendered_once_for_many_clusters() -> None:
     docs = load_example("proxmox.yaml") + [
-        {**d, "metadata": {**d["metadata"], "namespace": "tenant-two"}} for d in load_example("proxmox.yaml")
+        _on_vlan({**d, "metadata": {**d["metadata"], "namespace": "tenant-two"}}, 200)
+        for d in load_example("proxmox.yaml")
     ]
     objects = render_tenant(parse_tenant_documents(docs))
     assert len([o for o in objects if o["kind"] == "HelmRepository"]) == 4

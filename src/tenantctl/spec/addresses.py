@@ -1,4 +1,4 @@
-"""IPv4 pool entries as CAIP's InClusterIPPool reads them: an IP, a CIDR or an `a-b` range."""
+"""Pool entries as CAIP's InClusterIPPool reads them: an IP, a CIDR or an `a-b` range, of one family."""
 
 from __future__ import annotations
 
@@ -21,49 +21,62 @@ def is_literal_ip(value: str) -> bool:
     return True
 
 
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+_FAMILY_NAME = {4: "IPv4", 6: "IPv6"}
+
+
 @dataclass(frozen=True)
 class AddressEntry:
-    """An inclusive range of IPv4 addresses, from one `addresses` entry."""
+    """An inclusive range of addresses of one family, from one `addresses` entry."""
 
-    first: ipaddress.IPv4Address
-    last: ipaddress.IPv4Address
+    first: Address
+    last: Address
 
     def __len__(self) -> int:
         return int(self.last) - int(self.first) + 1
 
 
-def parse_address_entry(entry: str) -> AddressEntry:
-    """Parse `192.0.2.10`, `192.0.2.0/28` or `192.0.2.100-192.0.2.150`; ValueError names the shape wanted."""
+def parse_address_entry(entry: str, version: int = 4) -> AddressEntry:
+    """Parse `192.0.2.10`, `192.0.2.0/28` or `192.0.2.100-192.0.2.150` (or their IPv6 forms with
+    `version=6`); ValueError names the shape wanted."""
     text = entry.strip()
+    family = _FAMILY_NAME[version]
     if "-" in text:
         start, _, end = text.partition("-")
-        first = _ipv4(start.strip(), entry)
-        last = _ipv4(end.strip(), entry)
+        first = _address(start.strip(), entry, version)
+        last = _address(end.strip(), entry, version)
         if int(last) < int(first):
             raise ValueError(f"range {entry!r} ends before it starts")
         return AddressEntry(first, last)
     if "/" in text:
         try:
-            net = ipaddress.IPv4Network(text, strict=False)
+            net = ipaddress.ip_network(text, strict=False)
         except ValueError:
-            raise ValueError(f"{entry!r} is not an IPv4 CIDR") from None
+            raise ValueError(f"{entry!r} is not an {family} CIDR") from None
+        if net.version != version:
+            raise ValueError(f"{entry!r} is not an {family} CIDR")
         return AddressEntry(net.network_address, net.broadcast_address)
-    addr = _ipv4(text, entry)
+    addr = _address(text, entry, version)
     return AddressEntry(addr, addr)
 
 
-def _ipv4(text: str, entry: str) -> ipaddress.IPv4Address:
+def _address(text: str, entry: str, version: int) -> Address:
+    wanted = f"{entry!r} is not an {_FAMILY_NAME[version]} address, CIDR or a-b range"
     if not full_match(LITERAL_IP_CHARS, text):
-        raise ValueError(f"{entry!r} is not an IPv4 address, CIDR or a-b range")
+        raise ValueError(wanted)
     try:
-        return ipaddress.IPv4Address(text)
+        addr = ipaddress.ip_address(text)
     except ValueError:
-        raise ValueError(f"{entry!r} is not an IPv4 address, CIDR or a-b range") from None
+        raise ValueError(wanted) from None
+    if addr.version != version:
+        raise ValueError(wanted)
+    return addr
 
 
-def usable_addresses(entries: list[AddressEntry], prefix: int, gateway: ipaddress.IPv4Address | None) -> int:
+def usable_addresses(entries: list[AddressEntry], prefix: int, gateway: Address | None, version: int = 4) -> int:
     """How many addresses CAIP can hand out: the entries' union, less the gateway and the subnet's
-    network and broadcast addresses (CAIP skips those unless allocateReservedIPAddresses is set).
+    network and broadcast addresses (IPv6: its anycast address; CAIP skips those unless
+    allocateReservedIPAddresses is set).
     O(n log n) in the entries: a reserved address is looked up in the merged ranges by bisection."""
     merged: list[tuple[int, int]] = []
     for first, last in sorted((int(e.first), int(e.last)) for e in entries):
@@ -74,12 +87,15 @@ def usable_addresses(entries: list[AddressEntry], prefix: int, gateway: ipaddres
     reserved: set[int] = set()
     if gateway is not None:
         reserved.add(int(gateway))
-    host_bits = 32 - prefix
+    width = 32 if version == 4 else 128
+    host_bits = width - prefix
     if 2**host_bits > 2:
-        mask = (2**32 - 1) ^ (2**host_bits - 1)
+        mask = (2**width - 1) ^ (2**host_bits - 1)
         for e in entries:
             for addr in (int(e.first), int(e.last)):
-                reserved.update({addr & mask, (addr & mask) | (2**host_bits - 1)})
+                reserved.add(addr & mask)
+                if version == 4:
+                    reserved.add((addr & mask) | (2**host_bits - 1))
     total = sum(last - first + 1 for first, last in merged)
     starts = [first for first, _ in merged]
     taken = 0

@@ -14,6 +14,7 @@ from decimal import Decimal
 from tenantctl.problems import Problems
 from tenantctl.spec import syntax
 from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
+from tenantctl.spec.address_pools import check_address_pool, check_device_capacity, need_text
 from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.control_plane_checks import check_control_plane
@@ -32,6 +33,8 @@ from tenantctl.spec.patterns import (
     TALOS_VERSION,
     full_match,
 )
+from tenantctl.spec.placement import node_groups
+from tenantctl.spec.pool_placement import check_node_names, check_pool_placement
 from tenantctl.spec.quantity import QuantityError, parse_quantity, positive_quantity
 from tenantctl.spec.storage import check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
@@ -45,6 +48,7 @@ __all__ = [
     "check_node_pool",
     "check_observed_state",
     "check_tenant_cluster",
+    "machines_at_once",
     "pool_addresses",
     "ref",
 ]
@@ -191,6 +195,7 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
     if not px.allowed_nodes:
         problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
     _check_set(f"{base}.allowedNodes", px.allowed_nodes, problems)
+    check_node_names(f"{base}.allowedNodes", px.allowed_nodes, problems)
     if not px.dns_servers:
         problems.error(
             f"{base}.dnsServers",
@@ -203,6 +208,9 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         problems.error(f"{base}.ipv4Config", "required on substrate proxmox: capmox has no DHCP mode")
     else:
         _check_ipv4_config(f"{base}.ipv4Config", px, problems)
+    if px.ipv6_config is not None:
+        v6 = px.ipv6_config
+        check_address_pool(f"{base}.ipv6Config", v6.addresses, v6.prefix, v6.gateway, 6, problems)
     _check_credential_names(base, px, problems)
     if px.csi.enabled:
         check_storage_classes(f"{base}.csi.storageClasses", px.csi.storage_classes, problems)
@@ -279,6 +287,13 @@ def pool_addresses(px: ProxmoxClusterSpec) -> int | None:
     return usable_addresses(entries, cfg.prefix, gateway)
 
 
+def machines_at_once(pool: NodePool, tc: TenantCluster) -> int:
+    """Machines a pool can hold at once: each MachineDeployment's ceiling plus its own surge (a spread pool's
+    node groups roll together, so each surges)."""
+    surge = pool.spec.rolling_update.max_surge
+    return sum(g.at_once(surge) for g in node_groups(pool, tc))
+
+
 def check_ip_capacity(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
     """CAIP claims hang silently when the pool runs dry: refuse a spec that can ask for more than it has."""
     if tc.spec.substrate != "proxmox" or tc.spec.proxmox is None:
@@ -286,10 +301,10 @@ def check_ip_capacity(tc: TenantCluster, pools: Sequence[NodePool], problems: Pr
     have = pool_addresses(tc.spec.proxmox)
     if have is None:
         return
-    need = sum(p.spec.ceiling + p.spec.rolling_update.max_surge for p in pools)
+    need = sum(machines_at_once(p, tc) for p in pools)
     if need > have:
         detail = ", ".join(
-            f"{p.metadata.name}: {p.spec.ceiling}+{p.spec.rolling_update.max_surge}" for p in pools
+            f"{p.metadata.name}: {need_text(node_groups(p, tc), p.spec.rolling_update.max_surge)}" for p in pools
         )
         problems.error(
             f"{ref('TenantCluster', tc.metadata.name)}.spec.proxmox.ipv4Config.addresses",
@@ -320,7 +335,10 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
     _check_resources(at, pool, problems)
     substrate = cluster.spec.substrate if cluster is not None else None
     if substrate == "proxmox":
+        assert cluster is not None
         _check_proxmox_pool(at, pool, problems)
+        check_pool_placement(at, pool, cluster, problems)
+        check_device_capacity(cluster, pool, problems)
         if spec.resources.cpu is None and spec.resources.memory is None:
             problems.error(
                 f"{at}.spec.resources",

@@ -271,6 +271,21 @@ ROOT_RULES: dict[str, tuple[Rule, ...]] = {
 }
 
 MODEL_RULES: dict[str, tuple[Rule, ...]] = {
+    "VmIdRangeSpec": (
+        {
+            "rule": "self.end >= self.start",
+            "messageExpression": "'end ' + string(self.end) + ' is before start ' + string(self.start)",
+            "fieldPath": ".end",
+        },
+    ),
+    "AdditionalDeviceSpec": (
+        {
+            "rule": "has(self.ipv4) || has(self.ipv6)",
+            "message": (
+                "needs ipv4 and/or ipv6 addresses: capmox v0.7.7 gives a further NIC its address only from a pool"
+            ),
+        },
+    ),
     "TenantClusterSpec": (
         {
             "rule": "self.substrate != 'proxmox' || has(self.proxmox)",
@@ -414,6 +429,15 @@ MODEL_RULES: dict[str, tuple[Rule, ...]] = {
     ),
     "ProxmoxPoolSpec": (
         {
+            "rule": "!has(self.perNodeTemplates) || !self.perNodeTemplates || "
+            "(has(self.placement) && self.placement == 'spread' && has(self.templateTags))",
+            "message": (
+                "spec.proxmox.perNodeTemplates applies to placement: spread with templateTags only (each node "
+                "group clones its own node's template)"
+            ),
+            "fieldPath": ".perNodeTemplates",
+        },
+        {
             "rule": "has(self.templateTags) != has(self.templateID)",
             "messageExpression": (
                 "has(self.templateTags) ? 'spec.proxmox.templateTags and spec.proxmox.templateID are exclusive; "
@@ -484,6 +508,16 @@ _NETWORK_CIDR: tuple[Rule, ...] = (
     },
 )
 
+# capmox v0.7.7's ProxmoxMachine webhook (validateNetworkDeviceMTU) and CRD, as `pool_placement` says it.
+_MTU: tuple[Rule, ...] = (
+    {
+        "rule": "self == 1 || (self >= 1280 && self <= 65520)",
+        "messageExpression": (
+            "string(self) + ' is not an MTU capmox accepts: 1 (virtio: inherit the bridge\\'s MTU) or 1280–65520'"
+        ),
+    },
+)
+
 FIELD_RULES: dict[str, tuple[Rule, ...]] = {
     **{key: (_immutable(key),) for key in IMMUTABLE},
     "NetworkSpec.podCIDR": _NETWORK_CIDR,
@@ -527,6 +561,15 @@ FIELD_RULES: dict[str, tuple[Rule, ...]] = {
     "ProxmoxPoolSpec.sourceNode": _NOT_EMPTY,
     "ProxmoxPoolSpec.pool": _NOT_EMPTY,
     "ProxmoxNetworkSpec.bridge": _NOT_EMPTY,
+    "ProxmoxNetworkSpec.mtu": _MTU,
+    "AdditionalDeviceSpec.mtu": _MTU,
+    "AdditionalDeviceSpec.bridge": _NOT_EMPTY,
+    "IPv6ConfigSpec.gateway": (
+        {
+            "rule": "isIP(self) && ip(self).family() == 6",
+            "messageExpression": _q("self") + " + ' is not an IPv6 address'",
+        },
+    ),
 }
 
 ITEM_RULES: dict[str, tuple[Rule, ...]] = {

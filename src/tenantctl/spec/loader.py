@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from tenantctl.problems import Problem, Problems
+from tenantctl.spec.address_pools import check_address_overlaps, worker_pools
 from tenantctl.spec.certificates import ca_bundle_problem
 from tenantctl.spec.checks import (
     check_gpu_operator,
@@ -23,6 +24,7 @@ from tenantctl.spec.checks import (
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.observed import ObservedState
+from tenantctl.spec.pool_placement import check_vmid_overlaps
 from tenantctl.spec.tenant import TenantCluster
 
 __all__ = ["API_VERSION", "TenantInput", "parse_observed", "parse_tenant_documents"]
@@ -152,6 +154,8 @@ def parse_tenant_documents(docs: Iterable[Mapping[str, Any]]) -> TenantInput:
     for pool in pools:
         check_node_pool(pool, by_key.get((pool.metadata.namespace, pool.spec.cluster)), problems)
     tenant = TenantInput(tuple(clusters), tuple(pools))
+    check_vmid_overlaps(pools, problems)
+    check_address_overlaps([w for tc in clusters for w in worker_pools(tc, tenant.pools_of(tc))], problems)
     for tc in clusters:
         check_ip_capacity(tc, tenant.pools_of(tc), problems)
         check_gpu_operator(tc, tenant.pools_of(tc), problems)

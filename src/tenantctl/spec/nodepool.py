@@ -15,6 +15,10 @@ from tenantctl.spec.tenant import ObjectMeta
 
 __all__ = [
     "DEFAULT_REPLICAS",
+    "VMID_MAX",
+    "VMID_MIN",
+    "AdditionalDeviceSpec",
+    "DeviceAddressPoolSpec",
     "GpuSpec",
     "HealthCheckSpec",
     "KubevirtPoolSpec",
@@ -25,6 +29,7 @@ __all__ = [
     "ResourcesSpec",
     "RollingUpdateSpec",
     "TaintSpec",
+    "VmIdRangeSpec",
 ]
 
 Quantity = str | int | float
@@ -66,13 +71,64 @@ class KubevirtPoolSpec(SpecModel):
     )
 
 
+NicModel = Literal["virtio", "e1000", "rtl8139", "vmxnet3"]
+_MTU_DOC = "1 (virtio: the bridge's MTU) or 1280–65520."
+_MTU: dict[str, Any] = {"minimum": 1, "maximum": 65520}
+
+
+class DeviceAddressPoolSpec(SpecModel):
+    """One family's addresses of an additional device: rendered as its own InClusterIPPool."""
+
+    addresses: list[Annotated[str, Field(max_length=2 * 45 + 3)]] = Field(
+        max_length=64, description="IPs, CIDRs or `a-b` ranges.", json_schema_extra={"minItems": 1}
+    )
+    prefix: int = Field(ge=0, le=128, description="Prefix length of the device's subnet.")
+    gateway: str | None = Field(
+        default=None, max_length=45, description="Optional; a second default route is rarely wanted."
+    )
+
+
+class AdditionalDeviceSpec(SpecModel):
+    """A further NIC of every worker (storage or tenant networks); capmox needs an address pool for it."""
+
+    name: str = Field(
+        max_length=5,
+        description="Proxmox device key `net1`…`net31` (net0 is the default device).",
+        json_schema_extra={"pattern": syntax.PVE_EXTRA_NIC},
+    )
+    bridge: str = Field(max_length=64, json_schema_extra={"minLength": 1})
+    vlan: int | None = Field(default=None, ge=1, le=4094)
+    model: NicModel = "virtio"
+    mtu: int | None = Field(default=None, description=_MTU_DOC, json_schema_extra=_MTU)
+    ipv4: DeviceAddressPoolSpec | None = Field(default=None, description="IPv4 pool of this device.")
+    ipv6: DeviceAddressPoolSpec | None = Field(default=None, description="IPv6 pool of this device.")
+
+
 class ProxmoxNetworkSpec(SpecModel):
     bridge: str = Field(default="vmbr0", max_length=64)
     vlan: int | None = Field(default=None, ge=1, le=4094)
-    model: Literal["virtio", "e1000", "rtl8139", "vmxnet3"] = "virtio"
+    model: NicModel = "virtio"
+    mtu: int | None = Field(default=None, description=_MTU_DOC, json_schema_extra=_MTU)
+    additional_devices: list[AdditionalDeviceSpec] = Field(
+        default_factory=list,
+        max_length=31,
+        description="Further NICs, each with its own address pool(s).",
+        json_schema_extra={"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
+    )
 
 
 _PveTag = Annotated[str, Field(max_length=_NAME, json_schema_extra={"pattern": syntax.PVE_TAG})]
+_PveNode = Annotated[str, Field(max_length=63, json_schema_extra={"pattern": syntax.PVE_NODE})]
+# capmox v0.7.7's vmIDRange bounds (ProxmoxMachineSpec.VMIDRange).
+VMID_MIN, VMID_MAX = 100, 999_999_999
+
+
+class VmIdRangeSpec(SpecModel):
+    start: int = Field(ge=VMID_MIN, le=VMID_MAX)
+    end: int = Field(ge=VMID_MIN, le=VMID_MAX, description="Inclusive; at least start.")
+
+    def __len__(self) -> int:
+        return max(0, self.end - self.start + 1)
 
 
 class ProxmoxPoolSpec(SpecModel):
@@ -99,6 +155,34 @@ class ProxmoxPoolSpec(SpecModel):
         default=20, alias="diskSizeGB", ge=5, le=INT32_MAX, description="Boot disk size in GB."
     )
     network: ProxmoxNetworkSpec = Field(default_factory=ProxmoxNetworkSpec)
+    allowed_nodes: list[_PveNode] | None = Field(
+        default=None,
+        max_length=64,
+        description="This pool's nodes: a subset of the cluster's allowedNodes (default: all of them).",
+        json_schema_extra={"x-kubernetes-list-type": "set"},
+    )
+    placement: Literal["any", "spread"] = Field(
+        default="any",
+        description="`spread`: one MachineDeployment per node, replicas split evenly; `any`: capmox chooses.",
+    )
+    per_node_templates: bool = Field(
+        default=False,
+        description="spread with templateTags: each node clones its own template, tagged `node-<node>` too "
+        "(node-local storage).",
+    )
+    vm_id_range: VmIdRangeSpec | None = Field(
+        default=None, alias="vmIDRange", description="VMIDs this pool's VMs take; disjoint from every other pool's."
+    )
+    tags: list[_PveTag] = Field(
+        default_factory=list,
+        max_length=32,
+        description="Extra Proxmox tags on every VM of the pool.",
+        json_schema_extra={"x-kubernetes-list-type": "set"},
+    )
+    owner_tags: bool = Field(
+        default=False,
+        description="Also tag each VM `tenantctl`, `tenant.<namespace>.<cluster>` and `nodepool.<pool>`.",
+    )
 
 
 class RollingUpdateSpec(SpecModel):

@@ -144,6 +144,10 @@ REFUSALS: dict[str, Refusal] = {
     "NodePool spec.autoscaling (every case of its own suite)": _c(
         "Go-duration `pattern` and a positive `duration()`; only with minReplicas/maxReplicas"
     ),
+    "NodePool spec.proxmox placement, VMIDs, tags and NICs (every case of its own suite)": _c(
+        "node, tag and NIC-name `pattern`s, vmIDRange bounds and order, MTU, a pool per NIC, perNodeTemplates "
+        "with spread; the node subset, sizes and overlaps across pools by `validate` and the operator only"
+    ),
     "substrate changed on a live cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.substrate"),
     "network changed on a live cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.network"),
     "pool moved to another cluster": Refusal(Layer.TRANSITION, "`self == oldSelf` on spec.cluster"),
@@ -167,6 +171,7 @@ OWN_SUITES = frozenset({
     "spec.controlPlane.apiServer.extraArgs",
     "spec.expose (every case of its own suite)",
     "NodePool spec.autoscaling (every case of its own suite)",
+    "NodePool spec.proxmox placement, VMIDs, tags and NICs (every case of its own suite)",
 })
 """Rows standing for a refusal suite of their own (`tests/spec/test_*_refusals.py`)."""
 

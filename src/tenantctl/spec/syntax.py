@@ -14,6 +14,8 @@ __all__ = [
     "LABEL_VALUE",
     "MINOR_PREFIX",
     "PERCENT_OR_INT",
+    "PVE_EXTRA_NIC",
+    "PVE_NODE",
     "PVE_TAG",
     "QUALIFIED_NAME",
     "SCHEMATIC_ID",
@@ -33,6 +35,10 @@ QUALIFIED_NAME = (
 )
 """`[prefix/]name` (apimachinery's IsQualifiedName; the prefix's 253-character bound is `validate`'s)."""
 PVE_TAG = r"^[a-z0-9_][a-z0-9_+.-]*$"
+# A Proxmox node name (pve-cluster's `pve-node` format: a host name label, either case).
+PVE_NODE = r"^[a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$"
+# The keys of a VM's further NICs: QEMU has net0…net31 and net0 is the default device.
+PVE_EXTRA_NIC = r"^net([1-9]|[12][0-9]|3[01])$"
 GO_DURATION = r"^(([0-9]+([.][0-9]*)?|[.][0-9]+)(ns|us|µs|μs|ms|s|m|h))+$"
 """An unsigned Go duration (`20m`, `1h30m`, `1.5h`), as `time.ParseDuration` and CEL `duration()` read it."""
 PERCENT_OR_INT = r"^[0-9]+%?$"

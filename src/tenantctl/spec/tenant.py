@@ -21,6 +21,7 @@ __all__ = [
     "CSISpec",
     "ControlPlaneSpec",
     "IPv4ConfigSpec",
+    "IPv6ConfigSpec",
     "KubevirtClusterSpec",
     "KubevirtStorageClassSpec",
     "NetworkSpec",
@@ -132,6 +133,20 @@ class IPv4ConfigSpec(SpecModel):
     gateway: str = Field(max_length=_IP, description="Default gateway; must lie in the addresses' subnet.")
 
 
+class IPv6ConfigSpec(SpecModel):
+    """The IPv6 half of dual-stack worker addresses; checked as ipv4Config is, per family."""
+
+    addresses: list[Annotated[str, Field(max_length=2 * _IP + 3)]] = Field(
+        max_length=64,
+        description="IPv6 addresses, CIDRs or `a-b` ranges capmox hands to workers.",
+        json_schema_extra={"minItems": 1},
+    )
+    prefix: int = Field(
+        description="Prefix length of the worker subnet (0–128).", json_schema_extra={"minimum": 0, "maximum": 128}
+    )
+    gateway: str = Field(max_length=_IP, description="IPv6 default gateway; must lie in the addresses' subnet.")
+
+
 class SchedulerHintsSpec(SpecModel):
     memory_adjustment: int | None = Field(
         default=None, ge=0, le=INT64_MAX, description="capmox memory overcommit, percent."
@@ -207,7 +222,7 @@ class ProxmoxClusterSpec(SpecModel):
         description="Secret (tenant namespace) with capmox's credentials; required.",
         json_schema_extra=_SECRET_NAME_SYNTAX,
     )
-    allowed_nodes: list[Annotated[str, Field(max_length=_NAME)]] = Field(
+    allowed_nodes: list[Annotated[str, Field(max_length=63, json_schema_extra={"pattern": syntax.PVE_NODE})]] = Field(
         default_factory=list,
         max_length=64,
         description="Proxmox nodes workers may run on; required.",
@@ -218,6 +233,9 @@ class ProxmoxClusterSpec(SpecModel):
     )
     ipv4_config: IPv4ConfigSpec | None = Field(
         default=None, alias="ipv4Config", description="Worker address pool (capmox has no DHCP); required."
+    )
+    ipv6_config: IPv6ConfigSpec | None = Field(
+        default=None, alias="ipv6Config", description="Dual-stack: the workers' IPv6 address pool (with ipv4Config)."
     )
     scheduler_hints: SchedulerHintsSpec | None = None
     insecure: bool = Field(default=False, description="Accept a self-signed Proxmox certificate.")

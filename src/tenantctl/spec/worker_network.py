@@ -55,7 +55,7 @@ def _check_expose_address(
         return
     address = ipaddress.IPv4Address(expose.address)
     for i, text, entry in pool:
-        if entry.first <= address <= entry.last:
+        if int(entry.first) <= int(address) <= int(entry.last):
             problems.error(
                 f"{at}.spec.expose.address",
                 f"{expose.address} is inside the worker address pool (spec.proxmox.ipv4Config.addresses[{i}] "
