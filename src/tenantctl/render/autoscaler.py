@@ -24,6 +24,7 @@ from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names
 from tenantctl.render.plain import plain_copy
 from tenantctl.spec import NodePool, TenantCluster
+from tenantctl.spec.placement import node_groups
 
 __all__ = ["AUTOSCALER_RESOURCES", "autoscaler_args", "autoscaler_rules", "render_autoscaler"]
 
@@ -36,13 +37,19 @@ AUTOSCALER_RESOURCES: dict[str, dict[str, str]] = {
 }
 
 
-def autoscaler_args(names: Names) -> list[str]:
+def autoscaler_args(names: Names, balance: bool = False) -> list[str]:
     """Auto-discovery scoped to this cluster also scopes the provider's informers to this namespace,
-    which is what lets a namespaced Role suffice (clusterapi `namespaceToWatch`)."""
+    which is what lets a namespaced Role suffice (clusterapi `namespaceToWatch`).
+
+    `balance`: a spread pool is one node group per Proxmox node; balancing similar groups keeps a
+    scale-up even across them. They differ only in `topology.kubernetes.io/zone` (the Proxmox CCM sets
+    it to the host), which the autoscaler ignores when it compares groups. Only such tenants get the
+    flag, so no other autoscaler restarts."""
     return [
         "--cloud-provider=clusterapi",
         f"--node-group-auto-discovery=clusterapi:namespace={names.namespace},clusterName={names.cluster}",
         "--enforce-node-group-min-size=true",
+        *(["--balance-similar-node-groups=true"] if balance else []),
         f"--kubeconfig={KUBECONFIG_PATH}",
         "--clusterapi-cloud-config-authoritative",
     ]
@@ -70,10 +77,11 @@ def render_autoscaler(
         return []
     names = Names(cluster)
     name = names.autoscaler
+    balance = any(p.spec.autoscaled and len(node_groups(p, cluster)) > 1 for p in pools)
     main = container(
         "cluster-autoscaler",
         str(images.ref("cluster-autoscaler")),
-        autoscaler_args(names),
+        autoscaler_args(names, balance),
         [(KUBECONFIG_VOLUME, KUBECONFIG_MOUNT)],
         command=["/cluster-autoscaler"],
         extra={"resources": plain_copy(AUTOSCALER_RESOURCES)},

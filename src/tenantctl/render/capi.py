@@ -8,6 +8,7 @@ from typing import Any
 from tenantctl.render.capacity import node_template_annotations
 from tenantctl.render.meta import (
     CAPI_CLUSTER_LABEL,
+    NODE_GROUP_LABEL,
     POOL_LABEL,
     TALOS_VERSION_ANNOTATION,
     Names,
@@ -19,6 +20,7 @@ from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.autoscaling import DEFAULT_MAX_NODE_PROVISION_TIME
 from tenantctl.spec.durations import format_seconds, parse_go_duration
+from tenantctl.spec.placement import NodeGroup
 
 __all__ = [
     "AUTOSCALER_MAX",
@@ -56,21 +58,33 @@ def render_capi_cluster(
     }
 
 
-def _pool_selector(cluster: TenantCluster, pool: NodePool) -> dict[str, str]:
-    return {CAPI_CLUSTER_LABEL: cluster.metadata.name, POOL_LABEL: pool.metadata.name}
+def _group_selector(cluster: TenantCluster, pool: NodePool, group: NodeGroup) -> dict[str, str]:
+    """A pool's machines, or one node group's: a spread pool's groups must not select each other's."""
+    selector = {CAPI_CLUSTER_LABEL: cluster.metadata.name, POOL_LABEL: pool.metadata.name}
+    if group.key is not None:
+        selector[NODE_GROUP_LABEL] = group.key
+    return selector
 
 
 def render_machine_deployment(
-    cluster: TenantCluster, pool: NodePool, machine_template: Mapping[str, Any], bootstrap_api: str
+    cluster: TenantCluster,
+    pool: NodePool,
+    group: NodeGroup,
+    machine_template: Mapping[str, Any],
+    bootstrap_api: str,
 ) -> dict[str, Any]:
-    """Workers of one pool; an autoscaled pool is a node group of the cluster-autoscaler instead."""
+    """Workers of one pool (or one node group of a spread pool); an autoscaled one is a node group of the
+    cluster-autoscaler instead."""
     names = Names(cluster)
     spec = pool.spec
     md_spec: dict[str, Any] = {"clusterName": names.cluster}
-    annotations = {TALOS_VERSION_ANNOTATION: cluster.spec.talos.version, **_autoscaler_annotations(cluster, pool)}
-    if not spec.autoscaled:
-        md_spec["replicas"] = spec.ceiling
-    selector = _pool_selector(cluster, pool)
+    annotations = {
+        TALOS_VERSION_ANNOTATION: cluster.spec.talos.version,
+        **_autoscaler_annotations(cluster, pool, group),
+    }
+    if group.replicas is not None:
+        md_spec["replicas"] = group.replicas
+    selector = _group_selector(cluster, pool, group)
     md_spec |= {
         "selector": {"matchLabels": selector},
         "strategy": {
@@ -102,7 +116,7 @@ def render_machine_deployment(
         "apiVersion": CAPI_API,
         "kind": "MachineDeployment",
         "metadata": object_meta(
-            names.machine_deployment(pool),
+            names.machine_deployment(pool, group.key),
             names.namespace,
             names.cluster,
             pool=pool.metadata.name,
@@ -113,21 +127,22 @@ def render_machine_deployment(
     }
 
 
-def _autoscaler_annotations(cluster: TenantCluster, pool: NodePool) -> dict[str, str]:
+def _autoscaler_annotations(cluster: TenantCluster, pool: NodePool, group: NodeGroup) -> dict[str, str]:
     """Bounds, provisioning timeout and, for scale from zero, what one node offers and carries.
 
     `spec.replicas` is left out and the autoscaler owns it. What keeps Cluster API from resetting it
     (cluster-api v1.10.1 `internal/webhooks/machinedeployment.go`, `calculateMachineDeploymentReplicas`):
     on create the defaulting webhook sets replicas to the min-size annotation; on every later update
     without replicas it keeps the live value, clamped into [min, max]. Our server-side apply never
-    names the field, so a re-apply neither drains nor grows the pool."""
+    names the field, so a re-apply neither drains nor grows the pool. A spread pool's bounds are split
+    over its node groups as its replicas would be (`spec.placement.split_evenly`)."""
     spec = pool.spec
     if not spec.autoscaled:
         return {}
     options = spec.autoscaling
     return {
-        AUTOSCALER_MIN: str(spec.min_replicas),
-        AUTOSCALER_MAX: str(spec.max_replicas),
+        AUTOSCALER_MIN: str(group.min_replicas),
+        AUTOSCALER_MAX: str(group.max_replicas),
         MAX_NODE_PROVISION_TIME: options.max_node_provision_time if options else DEFAULT_MAX_NODE_PROVISION_TIME,
         **node_template_annotations(cluster.spec.substrate, pool),
     }
@@ -138,7 +153,9 @@ def _seconds(duration: str) -> str:
     return format_seconds(parse_go_duration(duration))
 
 
-def render_machine_health_check(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
+def render_machine_health_check(cluster: TenantCluster, pool: NodePool, group: NodeGroup) -> dict[str, Any]:
+    """Per MachineDeployment: a host down takes its whole node group, and `maxUnhealthy` then stops
+    remediation there (its replacements could only be cloned onto that host) and nowhere else."""
     names = Names(cluster)
     hc = pool.spec.health_check
     max_unhealthy: int | str = hc.max_unhealthy
@@ -148,13 +165,13 @@ def render_machine_health_check(cluster: TenantCluster, pool: NodePool) -> dict[
         "apiVersion": CAPI_API,
         "kind": "MachineHealthCheck",
         "metadata": object_meta(
-            names.machine_health_check(pool), names.namespace, names.cluster, pool=pool.metadata.name
+            names.machine_health_check(pool, group.key), names.namespace, names.cluster, pool=pool.metadata.name
         ),
         "spec": {
             "clusterName": names.cluster,
             "maxUnhealthy": max_unhealthy,
             "nodeStartupTimeout": _seconds(hc.node_startup_timeout),
-            "selector": {"matchLabels": _pool_selector(cluster, pool)},
+            "selector": {"matchLabels": _group_selector(cluster, pool, group)},
             "unhealthyConditions": [
                 {"type": "Ready", "status": "Unknown", "timeout": _seconds(hc.ready_unknown_timeout)},
                 {"type": "Ready", "status": "False", "timeout": _seconds(hc.ready_false_timeout)},

@@ -7,6 +7,7 @@ from typing import Any
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names, object_meta
 from tenantctl.render.sizing import num_cores
 from tenantctl.spec import NodePool, TenantCluster
+from tenantctl.spec.placement import NodeGroup
 
 __all__ = ["CAPK_API", "os_image_url", "render_kubevirt_cluster", "render_kubevirt_machine_template"]
 
@@ -100,8 +101,9 @@ def _vm_template_spec(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
     return spec
 
 
-def render_kubevirt_machine_template(cluster: TenantCluster, pool: NodePool) -> dict[str, Any]:
-    """Named after a hash of its spec: templates are immutable, a new spec is a new template."""
+def render_kubevirt_machine_template(cluster: TenantCluster, pool: NodePool, group: NodeGroup) -> dict[str, Any]:
+    """Named after a hash of its spec: templates are immutable, a new spec is a new template. KubeVirt pools
+    are never split (KubeVirt schedules the VMs), so `group` is the whole pool."""
     names = Names(cluster)
     spec = {
         "template": {

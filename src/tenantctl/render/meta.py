@@ -20,6 +20,7 @@ __all__ = [
     "INVENTORY_LABELS",
     "MANAGED_BY",
     "NAMESPACE_LABEL",
+    "NODE_GROUP_LABEL",
     "POOL_LABEL",
     "TALOS_VERSION_ANNOTATION",
     "Names",
@@ -32,6 +33,8 @@ __all__ = [
 
 CLUSTER_LABEL = "tenantctl.io/cluster"
 POOL_LABEL = "tenantctl.io/nodepool"
+NODE_GROUP_LABEL = "tenantctl.io/node-group"
+"""On a spread pool's Machines: the node group (Proxmox node, lower case) their MachineDeployment pins."""
 TALOS_VERSION_ANNOTATION = "tenantctl.io/talos-version"
 """On a MachineDeployment: the Talos version its machines run (CAPI's own field carries Kubernetes')."""
 # Cluster-scoped objects carry their tenant's namespace: two tenants may give their clusters one name.
@@ -176,18 +179,27 @@ class Names:
         """A tenant add-on's HelmRelease in the management cluster (`<cluster>-cilium`)."""
         return f"{self.cluster}-{addon}"
 
-    def machine_template(self, pool: NodePool, spec: Any) -> str:
-        """Named after a hash of its spec: templates are immutable, a new spec is a new template."""
-        return f"{self.cluster}-{pool.metadata.name}-{content_hash(spec)}"
+    def node_group(self, pool: NodePool, group: str | None = None) -> str:
+        """A pool's MachineDeployment and MachineHealthCheck; a spread pool's node group adds its node."""
+        return f"{self.cluster}-{pool.metadata.name}" + (f"-{group}" if group else "")
 
-    def machine_deployment(self, pool: NodePool) -> str:
-        return f"{self.cluster}-{pool.metadata.name}"
+    def machine_template(self, pool: NodePool, spec: Any, group: str | None = None) -> str:
+        """Named after a hash of its spec: templates are immutable, a new spec is a new template."""
+        return f"{self.node_group(pool, group)}-{content_hash(spec)}"
+
+    def machine_deployment(self, pool: NodePool, group: str | None = None) -> str:
+        return self.node_group(pool, group)
 
     def talos_config_template(self, pool: NodePool) -> str:
+        """One per pool: every node group of a spread pool boots the same machine config."""
         return f"{self.cluster}-{pool.metadata.name}"
 
-    def machine_health_check(self, pool: NodePool) -> str:
-        return f"{self.cluster}-{pool.metadata.name}"
+    def machine_health_check(self, pool: NodePool, group: str | None = None) -> str:
+        return self.node_group(pool, group)
+
+    def address_pool(self, pool: NodePool, device: str, version: int) -> str:
+        """The InClusterIPPool of one family of a pool's further NIC: `<cluster>-<pool>-net1-v4`."""
+        return f"{self.cluster}-{pool.metadata.name}-{device}-v{version}"
 
     def apiserver_dns_names(self, observed: ObservedState | None = None) -> list[str]:
         """The apiserver Service's names in the management cluster, whose domain is observed

@@ -12,8 +12,9 @@ from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kubevirt import render_kubevirt_cluster, render_kubevirt_machine_template
 from tenantctl.render.kubevirt_csi import render_kubevirt_controllers
 from tenantctl.render.kubevirt_csi_node import KUBEVIRT_CSI_DRIVER, render_kubevirt_csi_node
-from tenantctl.render.proxmox import render_proxmox_cluster, render_proxmox_machine_template
+from tenantctl.render.proxmox import render_address_pools, render_proxmox_cluster, render_proxmox_machine_template
 from tenantctl.spec import NodePool, TenantCluster
+from tenantctl.spec.placement import NodeGroup
 
 __all__ = ["SUBSTRATES", "Substrate"]
 
@@ -25,7 +26,9 @@ class Substrate:
     # Proxmox nodes are initialised by the external CCM (region/zone, providerID).
     external_cloud_provider: bool
     render_infra_cluster: Callable[[TenantCluster], dict[str, Any]]
-    render_machine_template: Callable[[TenantCluster, NodePool], dict[str, Any]]
+    render_machine_template: Callable[[TenantCluster, NodePool, NodeGroup], dict[str, Any]]
+    # Objects of a pool besides its templates and MachineDeployments (Proxmox: its NICs' address pools).
+    render_pool_objects: Callable[[TenantCluster, NodePool], list[dict[str, Any]]]
     # The resource of that template, which the cluster-autoscaler reads (scale from zero).
     machine_templates: str
     # The cloud-controller-manager and CSI controller that drive the tenant from its namespace here.
@@ -47,6 +50,10 @@ def _no_objects(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, An
     return []
 
 
+def _no_pool_objects(cluster: TenantCluster, pool: NodePool) -> list[dict[str, Any]]:
+    return []
+
+
 SUBSTRATES: dict[str, Substrate] = {
     "kubevirt": Substrate(
         name="kubevirt",
@@ -54,6 +61,7 @@ SUBSTRATES: dict[str, Substrate] = {
         external_cloud_provider=False,
         render_infra_cluster=render_kubevirt_cluster,
         render_machine_template=render_kubevirt_machine_template,
+        render_pool_objects=_no_pool_objects,
         machine_templates="kubevirtmachinetemplates",
         render_controllers=render_kubevirt_controllers,
         csi_node_release=_none,
@@ -68,6 +76,7 @@ SUBSTRATES: dict[str, Substrate] = {
         external_cloud_provider=True,
         render_infra_cluster=render_proxmox_cluster,
         render_machine_template=render_proxmox_machine_template,
+        render_pool_objects=render_address_pools,
         machine_templates="proxmoxmachinetemplates",
         render_controllers=render_proxmox_controllers,
         csi_node_release=proxmox_csi_node_release,

@@ -7,6 +7,7 @@ applied by the operator as delete + create.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Any
 
 from tenantctl.problems import Problems
@@ -79,6 +80,19 @@ def worker_images(cluster: TenantCluster, images: ImagesSpec) -> dict[str, str]:
     }
 
 
+def _node_ip_subnets(cluster: TenantCluster, pool: NodePool) -> list[str]:
+    """A worker with further NICs must still register the default NIC's address: Talos otherwise picks
+    any address of the pod network's family, a storage network's as soon as another. Only such pools get
+    the key, so every other pool's TalosConfigTemplate stays byte for byte as it was."""
+    px, ppx = cluster.spec.proxmox, pool.spec.proxmox
+    if cluster.spec.substrate != "proxmox" or px is None or px.ipv4_config is None or ppx is None:
+        return []
+    if not ppx.network.additional_devices:
+        return []
+    cfg = px.ipv4_config
+    return [str(ipaddress.IPv4Network(f"{cfg.gateway}/{cfg.prefix}", strict=False))]
+
+
 def _registries(cluster: TenantCluster) -> dict[str, Any]:
     mirrors = cluster.spec.talos.registry_mirrors
     return {
@@ -106,6 +120,8 @@ def worker_machine_config(
         kubelet["extraConfig"]["registerWithTaints"] = taints
     if substrate.external_cloud_provider:
         kubelet["extraArgs"] = {"cloud-provider": "external"}
+    if subnets := _node_ip_subnets(cluster, pool):
+        kubelet["nodeIP"] = {"validSubnets": subnets}
     machine: dict[str, Any] = {
         "type": "worker",
         "token": secrets.token,

@@ -21,6 +21,7 @@ from tenantctl.render.talos_pki import render_talos_pki
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, TenantInput
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_kamaji_serves
+from tenantctl.spec.placement import node_groups
 
 __all__ = [
     "addons_of", "charts_used", "refuse_collisions", "render_cluster", "render_tenant", "render_tenant_bootstrap",
@@ -58,15 +59,17 @@ def _render_cluster_sourced(
     ]
     sourced: Sourced = [(at, o) for o in objects]
     for pool in sorted(pools, key=lambda p: p.metadata.name):
-        template = substrate.render_machine_template(cluster, pool)
         pool_objects = (
             [render_talos_config_template(cluster, pool, observed, substrate, images)] if observed else []
         )
-        pool_objects += [
-            template,
-            render_machine_deployment(cluster, pool, template, CABPT_API),
-            render_machine_health_check(cluster, pool),
-        ]
+        pool_objects += substrate.render_pool_objects(cluster, pool)
+        for group in node_groups(pool, cluster):
+            template = substrate.render_machine_template(cluster, pool, group)
+            pool_objects += [
+                template,
+                render_machine_deployment(cluster, pool, group, template, CABPT_API),
+                render_machine_health_check(cluster, pool, group),
+            ]
         sourced += [(f"NodePool/{pool.metadata.namespace}/{pool.metadata.name}", o) for o in pool_objects]
     sourced += [(at, o) for o in substrate.render_controllers(cluster, images)]
     sourced += [(at, o) for o in render_autoscaler(cluster, pools, substrate.machine_templates, images)]

@@ -95,21 +95,24 @@ async def _list(api: KubeClient, api_version: str, kind: str, namespace: str | N
     return [] if res is None else await api.list(res, namespace)
 
 
-async def machine_deployments(api: KubeClient, namespace: str | None) -> dict[tuple[str, str, str], Obj]:
-    """MachineDeployments by (namespace, cluster, pool), from the inventory labels they carry."""
-    out: dict[tuple[str, str, str], Obj] = {}
+async def machine_deployments(api: KubeClient, namespace: str | None) -> dict[tuple[str, str, str], list[Obj]]:
+    """MachineDeployments by (namespace, cluster, pool), from the inventory labels they carry; a spread
+    pool has one per node group, in name order."""
+    out: dict[tuple[str, str, str], list[Obj]] = {}
     for md in await _list(api, CAPI, "MachineDeployment", namespace):
         meta = md["metadata"]
         labels = meta.get("labels") or {}
         if CLUSTER_LABEL in labels and POOL_LABEL in labels:
-            out[meta.get("namespace", ""), labels[CLUSTER_LABEL], labels[POOL_LABEL]] = md
+            out.setdefault((meta.get("namespace", ""), labels[CLUSTER_LABEL], labels[POOL_LABEL]), []).append(md)
+    for mds in out.values():
+        mds.sort(key=lambda md: str(md["metadata"]["name"]))
     return out
 
 
-def _replicas(md: Mapping[str, Any] | None) -> tuple[int, int]:
-    if md is None:
-        return 0, 0
-    return int(_status(md).get("readyReplicas") or 0), int((md.get("spec") or {}).get("replicas") or 0)
+def _replicas(mds: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """(ready, desired) summed over a pool's MachineDeployments."""
+    ready = sum(int(_status(md).get("readyReplicas") or 0) for md in mds)
+    return ready, sum(int((md.get("spec") or {}).get("replicas") or 0) for md in mds)
 
 
 def _version(spec: Mapping[str, Any], status: Mapping[str, Any]) -> str:
@@ -150,12 +153,13 @@ async def list_pools(api: KubeClient, namespace: str | None, now: datetime.datet
     for pool in pools:
         meta, spec = pool["metadata"], pool.get("spec") or {}
         ns, name, cluster = meta.get("namespace", ""), meta["name"], str(spec.get("cluster", "-"))
-        md = mds.get((ns, cluster, name))
-        ready, desired = _replicas(md)
+        pool_mds = mds.get((ns, cluster, name), [])
+        ready, desired = _replicas(pool_mds)
         rows.append(PoolRow(
             namespace=ns, name=name, cluster=cluster, ready=ready, desired=desired,
             phase=str(_status(pool).get("phase") or "-"),
-            machine_deployment=md["metadata"]["name"] if md else "-", age=age(meta.get("creationTimestamp"), now),
+            machine_deployment=",".join(md["metadata"]["name"] for md in pool_mds) or "-",
+            age=age(meta.get("creationTimestamp"), now),
         ))
     return sorted(rows, key=lambda r: (r.namespace, r.cluster, r.name))
 

@@ -296,7 +296,7 @@ def upgrade_sequence(
 
 
 def _pool_replicas(desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj]) -> dict[str, tuple[int, Any, Any]]:
-    """Per pool: live workers (the MachineDeployment's), and the rendered surge and unavailability."""
+    """Per pool: live workers (its MachineDeployments'), and the rendered surge and unavailability."""
     out: dict[str, tuple[int, Any, Any]] = {}
     for obj in desired:
         if obj["kind"] != "MachineDeployment":
@@ -307,7 +307,9 @@ def _pool_replicas(desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj]) 
         if workers is None:
             workers = (current.get("spec") or {}).get("replicas", 0)
         rolling = ((obj.get("spec") or {}).get("strategy") or {}).get("rollingUpdate") or {}
-        out[pool] = (int(workers or 0), rolling.get("maxSurge"), rolling.get("maxUnavailable"))
+        # A spread pool's node groups roll together, each within its own surge: their workers add up.
+        before = out.get(pool, (0, None, None))[0]
+        out[pool] = (before + int(workers or 0), rolling.get("maxSurge"), rolling.get("maxUnavailable"))
     return out
 
 

@@ -81,6 +81,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("kamaji.clastix.io", ("tenantcontrolplanes",), ["get", "list", "watch", "patch"]),
     ("infrastructure.cluster.x-k8s.io",
      ("proxmoxclusters", "proxmoxmachinetemplates", "kubevirtclusters", "kubevirtmachinetemplates"), _OWN),
+    # The address pools of a Proxmox pool's further NICs (capmox claims from them; CAIP allocates).
+    ("ipam.cluster.x-k8s.io", ("inclusterippools",), _OWN),
     ("bootstrap.cluster.x-k8s.io", ("talosconfigtemplates",), ["get", "list", "watch", "create", "patch"]),
     ("helm.toolkit.fluxcd.io", ("helmreleases",), _OWN),
     # The Platform's chart sources, shared by every tenant's releases: applied, never deleted by a tenant.

@@ -134,6 +134,33 @@ def _pool_state(md: Obj, mhc: Obj | None, talos_default: str) -> PoolState:
     )
 
 
+def _versions_key(v: Versions) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """Oldest first; a version that does not parse (a MachineDeployment without one) sorts first."""
+    def key(version: str) -> tuple[int, int, int]:
+        try:
+            return patch_key(version)
+        except (ValueError, IndexError):
+            return (-1, -1, -1)
+
+    return key(v.kubernetes), key(v.talos)
+
+
+def _combined(states: Sequence[PoolState]) -> PoolState:
+    """A spread pool is several MachineDeployments rolled as one: it has rolled out when all have, and
+    runs the oldest versions any of them runs (so a group left behind is rolled, never skipped)."""
+    if len(states) == 1:
+        return states[0]
+    remediating = "; ".join(s.remediating for s in states if s.remediating) or None
+    return PoolState(
+        running=min((s.running for s in states), key=_versions_key),
+        replicas=sum(s.replicas for s in states),
+        updated=sum(s.updated for s in states),
+        available=sum(s.available for s in states),
+        settled=all(s.settled for s in states),
+        remediating=remediating,
+    )
+
+
 def live_state(
     control_plane: Obj | None,
     machine_deployments: Sequence[Obj],
@@ -148,9 +175,16 @@ def live_state(
     def pool_of(obj: Obj) -> str:
         return str(((obj.get("metadata") or {}).get("labels") or {}).get(POOL_LABEL) or "")
 
-    checks = {pool_of(c): c for c in health_checks if pool_of(c)}
-    pools = {pool_of(md): _pool_state(md, checks.get(pool_of(md)), talos_default)
-             for md in machine_deployments if pool_of(md)}
+    def name_of(obj: Obj) -> str:
+        return str((obj.get("metadata") or {}).get("name") or "")
+
+    # A MachineHealthCheck is named as the MachineDeployment it watches (one per node group when spread).
+    checks = {name_of(c): c for c in health_checks if pool_of(c)}
+    groups: dict[str, list[PoolState]] = {}
+    for md in sorted(machine_deployments, key=name_of):
+        if pool_of(md):
+            groups.setdefault(pool_of(md), []).append(_pool_state(md, checks.get(name_of(md)), talos_default))
+    pools = {pool: _combined(states) for pool, states in groups.items()}
     if control_plane is None:
         return LiveState(None, pools=pools)
     spec, status = control_plane.get("spec") or {}, control_plane.get("status") or {}
