@@ -172,9 +172,13 @@ def test_vmid_range_tags_and_owner_tags_reach_the_template(assert_valid: Validat
     assert template["tags"] == ["nodepool.md0", "prod", "team-a", "tenant.tenant-acme.acme", "tenantctl"]
 
 
-def test_no_tags_key_without_tags() -> None:
-    (md,) = _kind(_render(_docs(["pve1"])), "MachineDeployment")
-    assert "tags" not in _template_of(_render(_docs(["pve1"])), md)
+def test_owner_tags_by_default_and_no_tags_key_without_any() -> None:
+    objects = _render(_docs(["pve1"]))
+    (md,) = _kind(objects, "MachineDeployment")
+    assert _template_of(objects, md)["tags"] == ["nodepool.md0", "tenant.tenant-acme.acme", "tenantctl"]
+    objects = _render(_docs(["pve1"], proxmox={"ownerTags": False}))
+    (md,) = _kind(objects, "MachineDeployment")
+    assert "tags" not in _template_of(objects, md)
 
 
 def test_further_nics_get_their_own_address_pools(assert_valid: Validator) -> None:

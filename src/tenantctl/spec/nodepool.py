@@ -180,7 +180,7 @@ class ProxmoxPoolSpec(SpecModel):
         json_schema_extra={"x-kubernetes-list-type": "set"},
     )
     owner_tags: bool = Field(
-        default=False,
+        default=True,
         description="Also tag each VM `tenantctl`, `tenant.<namespace>.<cluster>` and `nodepool.<pool>`.",
     )
 
