@@ -88,6 +88,7 @@ def seed_clean_stand(pve: FakePve) -> None:
                                   "content": "images,rootdir", "files": set()}
     pve.add_vm(TEMPLATE, "talos-v1.13.6", node="pve1", template=True,
                config={"scsi0": "ceph-vm:base-9000-disk-0,size=4G", "tags": "talos;talos-v1.13.6", "agent": "0",
+                       "cpu": "x86-64-v2-AES",
                        "template": 1})
     pve.pools["tenant-acme"] = set()
     pve.apitokens[TOKEN_ID] = SECRET

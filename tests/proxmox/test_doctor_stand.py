@@ -66,7 +66,62 @@ def _ip_in_use(pve: FakePve) -> None:
         {"ip-address": "192.0.2.121", "ip-address-type": "ipv4", "prefix": 24}]}]}
 
 
+def _spread(per_node: bool = False) -> Callable[[dict[str, Any], dict[str, Any]], object]:
+    return lambda c, p: _pool_spec(p).update(placement="spread", perNodeTemplates=per_node)
+
+
+def _node_copies(pve: FakePve, nodes: tuple[str, ...] = ("pve1",), storage: str = "local-lvm") -> None:
+    """The template as per-node copies on node-local storage, each tagged for its node."""
+    pve.vms.remove(pve.vm(TEMPLATE))
+    for i, node in enumerate(nodes):
+        pve.add_vm(TEMPLATE + i, "talos-v1.13.6", node=node, template=True,
+                   config={"scsi0": f"{storage}:base-{TEMPLATE + i}-disk-0,size=4G", "cpu": "host",
+                           "tags": f"talos;talos-v1.13.6;node-{node}", "template": 1})
+
+
+def _device(addresses: list[str]) -> Callable[[dict[str, Any], dict[str, Any]], object]:
+    device = {"name": "net1", "bridge": "vmbr0", "vlan": 30,
+              "ipv4": {"addresses": addresses, "prefix": 24}}
+    return lambda c, p: _pool_spec(p)["network"].update(additionalDevices=[device])
+
+
 FAULTS: dict[str, Fault] = {
+    "template left at kvm64": Fault(
+        stand=lambda pve: pve.vm(TEMPLATE).config.pop("cpu"), check="cpu-type",
+        seen="template 9000 has CPU type kvm64 (no cpu set: Proxmox's default), below x86-64-v2",
+        advice="qm set 9000 --cpu x86-64-v2-AES"),
+    "template on qemu64 with flags": Fault(
+        stand=lambda pve: pve.vm(TEMPLATE).config.update(cpu="cputype=qemu64,flags=+aes"), check="cpu-type",
+        seen="CPU type qemu64, below x86-64-v2"),
+    "a full node under a spread pool": Fault(
+        tenant=_spread(), stand=lambda pve: pve.add_vm(500, "big", node="pve2", config={"memory": 6144}),
+        check="memory", subject="NodePool/md0 on pve2",
+        seen="needs 8.0 GiB (1+1 VMs × 4.0 GiB); 2.0 GiB reservable on pve2 (100% of 8.0 GiB, less 6.0 GiB",
+        advice="free 6.0 GiB on pve2"),
+    "an unspread pool that does not fit its nodes": Fault(
+        stand=lambda pve: pve.add_vm(501, "big", node="pve1", config={"memory": 7168}),
+        check="memory", subject="NodePool/md0", seen="3 VMs × 4.0 GiB (replicas + surge) over pve1, pve2: 2 fit",
+        advice="InsufficientMemory"),
+    "more vCPUs than a node has": Fault(
+        tenant=lambda c, p: p["spec"]["resources"].update(cpu=8), check="cores",
+        seen="a VM gets 8 vCPUs; pve1 has 4, pve2 has 4", advice="Proxmox refuses to start"),
+    "an exhausted pool of a further NIC": Fault(
+        tenant=_device(["10.30.0.10-10.30.0.12"]), check="capacity", subject="NodePool/md0 net1",
+        stand=lambda pve: pve.add_vm(304, "nas", node="pve1", config={"ipconfig0": "ip=10.30.0.11/24"}),
+        seen="2 free of 3 usable; the pool's machines need 3 at once (replicas + surge); held by other guests: "
+             "10.30.0.11", advice="add addresses to net1's ipv4.addresses"),
+    "a missing per-node template": Fault(
+        tenant=_spread(per_node=True), stand=_node_copies, check="template", subject="NodePool/md0 on pve2",
+        seen="no template for node pve2: found 0 VM templates with tags 'node-pve2;talos;talos-v1.13.6'",
+        advice="put a Talos template on pve2's storage tagged exactly 'node-pve2;talos;talos-v1.13.6'"),
+    "a per-node copy on the wrong node": Fault(
+        tenant=_spread(per_node=True),
+        stand=lambda pve: (_node_copies(pve, ("pve1", "pve2")), pve.vm(TEMPLATE + 1).__setattr__("node", "pve1")),
+        check="template", subject="NodePool/md0 on pve2", seen="the copy tagged for pve2 is 9001",
+        advice="move it to pve2"),
+    "one template on local storage under a spread pool": Fault(
+        tenant=_spread(), stand=lambda pve: pve.vm(TEMPLATE).config.update(scsi0="local-lvm:base-9000-disk-0"),
+        check="placement", seen="but allowedNodes also names pve2", advice="perNodeTemplates: true"),
     "url ending in /api2/json": Fault(
         url=lambda u: u + "/api2/json", check="url", seen="ends in /api2/json", advice="capmox appends it"),
     "http without insecure": Fault(
@@ -163,6 +218,49 @@ def test_seeded_fault_fails_its_row_with_advice(
     assert fault.advice in row.advice
     assert fault.subject in row.subject
     assert report.exit_code == 1
+
+
+def test_per_node_templates_on_local_storage_pass_every_row(
+    stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any
+) -> None:
+    _node_copies(stand, ("pve1", "pve2"))
+    # Each copy is a template of its own: capmox needs VM.Clone on each.
+    stand.grant("capmox@pve!capi", f"/vms/{TEMPLATE + 1}", "VM.Audit", "VM.Clone")
+    stand.grant("capmox@pve!capi", "/storage/local-lvm", "Datastore.AllocateSpace")
+    report = run_doctor(tenant_spec(_spread(per_node=True)))
+    assert report.of("privileges")
+    assert [r for r in report.rows if r.status is not Status.PASS] == []
+    assert {r.subject for r in report.of("template")} == {"NodePool/md0 on pve1", "NodePool/md0 on pve2"}
+    assert {r.subject for r in report.of("memory")} == {"NodePool/md0 on pve1", "NodePool/md0 on pve2"}
+
+
+def test_the_tenants_own_workers_hold_pool_addresses_and_memory_without_a_clash(
+    stand: FakePve, run_doctor: RunDoctor
+) -> None:
+    for vmid, node, ip in ((601, "pve1", "192.0.2.100"), (602, "pve2", "192.0.2.101")):
+        stand.add_vm(vmid, f"acme-md0-{vmid}", node=node, status="running",
+                     config={"memory": 7168, "ipconfig0": f"ip={ip}/24",
+                             "tags": "talos;tenant.tenant-acme.acme;nodepool.md0;tenantctl"})
+    report = run_doctor()
+    assert [r for r in report.rows if r.status is not Status.PASS] == []
+    stand.vm(601).config["tags"] = "talos"
+    failed = {r.check for r in run_doctor().rows if r.status is Status.FAIL}
+    assert failed == {"ipam", "memory"}
+
+
+def test_memory_adjustment_scales_what_a_node_offers(stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any) -> None:
+    """At 50 % a node offers 4 GiB: 1+1 VMs of 4 GiB per node do not fit; at 0 capmox checks nothing."""
+    def hints(percent: int) -> Callable[[dict[str, Any], dict[str, Any]], object]:
+        def edit(c: dict[str, Any], p: dict[str, Any]) -> None:
+            c["spec"]["proxmox"]["schedulerHints"] = {"memoryAdjustment": percent}
+            _pool_spec(p)["placement"] = "spread"
+        return edit
+
+    rows = run_doctor(tenant_spec(hints(50))).of("memory")
+    assert [r.status for r in rows] == [Status.FAIL, Status.FAIL]
+    assert "4.0 GiB reservable on pve1 (50% of 8.0 GiB" in rows[0].seen
+    (row,) = run_doctor(tenant_spec(hints(0))).of("memory")
+    assert row.status is Status.WARN and row.seen.startswith("0: capmox places VMs without a memory check")
 
 
 def test_pve9_warns_about_ccm_ha_groups(stand: FakePve, run_doctor: RunDoctor) -> None:

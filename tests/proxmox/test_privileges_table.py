@@ -57,7 +57,7 @@ def test_markdown_names_the_pool_scope_and_what_it_leaves_open() -> None:
 def test_paths_follow_the_spec(tenant_spec: Callable[..., Any]) -> None:
     tenant = tenant_spec()
     tc = tenant.clusters[0]
-    facts = StandFacts(template_ids={"md0": 9000}, template_storages={"md0": ("ceph-vm",)},
+    facts = StandFacts(template_ids={"md0": (9000,)}, template_storages={"md0": ("ceph-vm",)},
                        iso_storages={"pve1": ("local",), "pve2": ("local",)})
     reqs = requirements_for(tc, tenant.pools_of(tc), facts=facts)
     paths = {(r.controller, r.path) for r in reqs}

@@ -25,6 +25,8 @@ class Inventory:
 
     version: dict[str, Any] | None = None
     nodes: dict[str, str] = field(default_factory=dict)
+    node_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per online node, /nodes' usage fields: maxmem (bytes), maxcpu (threads), mem, cpu."""
     vms: list[dict[str, Any]] = field(default_factory=list)
     storages: dict[str, dict[str, Any]] = field(default_factory=dict)
     node_storages: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
@@ -53,9 +55,12 @@ class Inventory:
 
 
 def relevant_nodes(tc: TenantCluster, pools: Iterable[NodePool]) -> list[str]:
-    """allowedNodes then each pool's sourceNode, once each, in the order the spec names them."""
+    """allowedNodes then each pool's own nodes and sourceNode, once each, in the order the spec names them."""
     px = tc.spec.proxmox
-    names = [*(px.allowed_nodes if px else []), *(p.spec.proxmox.source_node for p in pools if p.spec.proxmox)]
+    names = list(px.allowed_nodes if px else [])
+    for p in pools:
+        if p.spec.proxmox is not None:
+            names += [*(p.spec.proxmox.allowed_nodes or []), p.spec.proxmox.source_node]
     return list(dict.fromkeys(names))
 
 
@@ -89,7 +94,9 @@ def collect(api: Api, tc: TenantCluster, pools: Iterable[NodePool]) -> Inventory
     inv.version = _read(api, inv, "version", "/version")
     if inv.version is None:
         return inv
-    inv.nodes = {n["node"]: str(n.get("status", "unknown")) for n in _read(api, inv, "nodes", "/nodes") or []}
+    listed = _read(api, inv, "nodes", "/nodes") or []
+    inv.nodes = {n["node"]: str(n.get("status", "unknown")) for n in listed}
+    inv.node_stats = {n["node"]: n for n in listed if n.get("status") == "online"}
     inv.vms = list(_read(api, inv, "resources", "/cluster/resources", type="vm") or [])
     inv.storages = {s["storage"]: s for s in _read(api, inv, "storage", "/storage") or []}
     inv.pools = {p["poolid"] for p in _read(api, inv, "pools", "/pools") or []}

@@ -130,7 +130,8 @@ PVE8_EQUIVALENTS: Mapping[str, str] = {"VM.GuestAgent.Audit": "VM.Monitor"}
 class StandFacts:
     """What only the stand knows and the spec does not: the doctor fills it, documentation leaves it empty."""
 
-    template_ids: Mapping[str, int] = field(default_factory=dict)
+    template_ids: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    """Per pool, the templates it clones (one per node under perNodeTemplates)."""
     template_storages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     iso_storages: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
@@ -168,9 +169,11 @@ def _scope_paths(
     if scope is Scope.TENANT_VMS:
         return [(p,) for p in _unique(f"/pool/{s.pool}" if s.pool else "/vms" for _, s in pool_specs)]
     if scope is Scope.TEMPLATE:
+        unknown = "<template of {}>"
         return [
-            (f"/vms/{s.template_id or facts.template_ids.get(name, '<template of ' + name + '>')}",)
+            (f"/vms/{vmid}",)
             for name, s in pool_specs
+            for vmid in ((s.template_id,) if s.template_id else facts.template_ids.get(name) or (unknown.format(name),))
         ]
     if scope is Scope.CLONE_STORAGE:
         out: list[tuple[str, ...]] = []

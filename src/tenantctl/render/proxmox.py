@@ -21,6 +21,7 @@ __all__ = [
     "render_proxmox_cluster",
     "render_proxmox_machine_template",
     "template_match_tags",
+    "tenant_tag",
 ]
 
 CAPMOX_API = "infrastructure.cluster.x-k8s.io/v1alpha1"
@@ -46,11 +47,15 @@ def template_match_tags(tags: Sequence[str], talos_version: str, node: str | Non
     return sorted(set(tags) | {f"{TALOS_TAG_PREFIX}{talos_version}"} | extra)
 
 
+def tenant_tag(cluster: TenantCluster) -> str:
+    """`tenant.<namespace>.<cluster>`: the tag that tells a tenant's VMs apart (the doctor reads it)."""
+    return f"tenant.{cluster.metadata.namespace}.{cluster.metadata.name}"
+
+
 def owner_tags(cluster: TenantCluster, pool: NodePool) -> list[str]:
     """What the Proxmox UI shows of whose VM it is: `tenantctl`, `tenant.<namespace>.<cluster>`,
     `nodepool.<pool>` (names are DNS labels, so each is a Proxmox tag as is)."""
-    meta = cluster.metadata
-    return ["tenantctl", f"tenant.{meta.namespace}.{meta.name}", f"nodepool.{pool.metadata.name}"]
+    return ["tenantctl", tenant_tag(cluster), f"nodepool.{pool.metadata.name}"]
 
 
 def _proxmox(cluster: TenantCluster) -> ProxmoxClusterSpec:

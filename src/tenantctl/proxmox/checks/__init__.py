@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from tenantctl.proxmox.checks._context import Context, resolve_template
 from tenantctl.proxmox.checks.access import check_auth, check_tls, check_url, check_version
+from tenantctl.proxmox.checks.capacity import check_cores, check_memory
 from tenantctl.proxmox.checks.cloning import (
     check_clone_storage,
     check_csi_storage,
@@ -20,7 +21,7 @@ from tenantctl.proxmox.checks.cloning import (
     check_templates,
 )
 from tenantctl.proxmox.checks.network import check_bridges, check_ipam, check_pool
-from tenantctl.proxmox.checks.talos import check_talos
+from tenantctl.proxmox.checks.talos import check_cpu_type, check_talos
 from tenantctl.proxmox.checks.token_privileges import check_privileges, holds, stand_facts
 from tenantctl.proxmox.report import Row
 
@@ -47,6 +48,9 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec("template", check_templates, True),
     CheckSpec("placement", check_placement, True),
     CheckSpec("clone", check_clone_storage, True),
+    CheckSpec("cpu-type", check_cpu_type, True),
+    CheckSpec("memory", check_memory, True),
+    CheckSpec("cores", check_cores, True),
     CheckSpec("csi-storage", check_csi_storage, True),
     CheckSpec("pool", check_pool, True),
     CheckSpec("bridge", check_bridges, True),

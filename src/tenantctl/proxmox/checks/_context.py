@@ -13,8 +13,11 @@ from tenantctl.proxmox.report import Row, Status
 from tenantctl.proxmox.templates import select_templates
 from tenantctl.render.proxmox import template_match_tags
 from tenantctl.spec import NodePool, ProxmoxPoolSpec, TenantCluster
+from tenantctl.spec.placement import node_groups
 
-__all__ = ["FAIL", "PASS", "WARN", "Context", "describe", "resolve_template", "unreadable"]
+__all__ = [
+    "FAIL", "PASS", "WARN", "Context", "describe", "pool_templates", "resolve_template", "template_nodes", "unreadable",
+]
 
 PASS, WARN, FAIL = Status.PASS, Status.WARN, Status.FAIL
 
@@ -43,15 +46,41 @@ def unreadable(check: str, ctx: Context, key: str, subject: str) -> list[Row]:
                 "(and /nodes) so the doctor can see it, or check the row by hand")]
 
 
-def resolve_template(spec: ProxmoxPoolSpec, inv: Inventory, talos_version: str) -> Mapping[str, Any] | None:
-    """The template capmox would clone for this pool (at `talos_version`), or None when it would fail."""
+def resolve_template(
+    spec: ProxmoxPoolSpec, inv: Inventory, talos_version: str, node: str | None = None
+) -> Mapping[str, Any] | None:
+    """The template capmox would clone for this pool (at `talos_version`; `node`: a spread group's own copy
+    under perNodeTemplates), or None when it would fail."""
     if spec.template_id is not None:
         vm = inv.vm(spec.template_id)
         return vm if vm is not None and vm.get("template") and vm.get("node") == spec.source_node else None
     if spec.template_tags is None:
         return None
-    exact = select_templates(template_match_tags(spec.template_tags, talos_version), inv.vms).exact
+    exact = select_templates(template_match_tags(spec.template_tags, talos_version, node), inv.vms).exact
     return exact[0] if len(exact) == 1 else None
+
+
+def template_nodes(pool: NodePool, tc: TenantCluster) -> list[str | None]:
+    """Whose copy of the template each node group clones: its own node's under perNodeTemplates, else the
+    pool's one template (None)."""
+    px = pool.spec.proxmox
+    if px is None or not px.per_node_templates or px.placement != "spread":
+        return [None]
+    return [g.node for g in node_groups(pool, tc)]
+
+
+def pool_templates(ctx: Context) -> list[tuple[NodePool, str | None, Mapping[str, Any]]]:
+    """(pool, group node or None, the template it clones) for every template the doctor can resolve."""
+    out: list[tuple[NodePool, str | None, Mapping[str, Any]]] = []
+    for pool in ctx.pools:
+        px = pool.spec.proxmox
+        if px is None:
+            continue
+        for node in template_nodes(pool, ctx.tenant):
+            vm = resolve_template(px, ctx.inv, ctx.tenant.spec.talos.version, node)
+            if vm is not None:
+                out.append((pool, node, vm))
+    return out
 
 
 def describe(vm: Mapping[str, Any]) -> str:

@@ -5,13 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tenantctl.proxmox.checks._context import FAIL, PASS, WARN, Context, describe, resolve_template, unreadable
+from tenantctl.proxmox.checks._context import (
+    FAIL,
+    PASS,
+    WARN,
+    Context,
+    describe,
+    pool_templates,
+    resolve_template,
+    template_nodes,
+    unreadable,
+)
 from tenantctl.proxmox.inventory import Inventory
 from tenantctl.proxmox.report import Row
 from tenantctl.proxmox.storage import LINKED_CLONE, template_disks
-from tenantctl.proxmox.templates import select_templates
+from tenantctl.proxmox.templates import select_templates, selector_tags
 from tenantctl.render.proxmox import template_match_tags
 from tenantctl.spec import ProxmoxPoolSpec
+from tenantctl.spec.placement import pool_nodes
 
 # ------------------------------------------------------------------ nodes
 
@@ -43,14 +54,38 @@ def _node_row(check: str, subject: str, node: str, inv: Inventory) -> Row:
 
 def check_templates(ctx: Context) -> list[Row]:
     rows = unreadable("template", ctx, "resources", "/cluster/resources")
-    for name, spec in ctx.proxmox_pools:
-        subject = f"NodePool/{name}"
+    for pool in ctx.pools:
+        spec = pool.spec.proxmox
+        if spec is None:
+            continue
+        subject = f"NodePool/{pool.metadata.name}"
         if spec.template_id is not None:
             rows.append(_template_id_row(subject, spec, ctx.inv))
         elif spec.template_tags is not None:
-            tags = template_match_tags(spec.template_tags, ctx.tenant.spec.talos.version)
-            rows.append(_template_tags_row(subject, tags, ctx.inv))
+            for node in template_nodes(pool, ctx.tenant):
+                tags = template_match_tags(spec.template_tags, ctx.tenant.spec.talos.version, node)
+                if node is None:
+                    rows.append(_template_tags_row(subject, tags, ctx.inv))
+                else:
+                    rows.append(_node_template_row(f"{subject} on {node}", node, tags, ctx.inv))
     return rows
+
+
+def _node_template_row(subject: str, node: str, tags: Sequence[str], inv: Inventory) -> Row:
+    """perNodeTemplates: the group pinned to `node` clones the copy tagged for it, which must live there."""
+    row = _template_tags_row(subject, tags, inv)
+    if row.status is not PASS:
+        if "found 0 VM templates" in row.seen:
+            wanted = ";".join(selector_tags(tags))
+            return Row("template", subject, FAIL, f"no template for node {node}: {row.seen}",
+                       f"put a Talos template on {node}'s storage tagged exactly '{wanted}' "
+                       f"(`qm set <vmid> --tags '{wanted}'`, `qm template <vmid>`); its node group clones only it")
+        return row
+    vm = select_templates(tags, inv.vms).exact[0]
+    if str(vm.get("node")) != node:
+        return Row("template", subject, FAIL, f"the copy tagged for {node} is {describe(vm)}",
+                   f"move it to {node}, or retag it for {vm.get('node')}: a node group clones on its own node")
+    return row
 
 
 def _template_id_row(subject: str, spec: ProxmoxPoolSpec, inv: Inventory) -> Row:
@@ -97,32 +132,43 @@ def _template_tags_row(subject: str, tags: Sequence[str], inv: Inventory) -> Row
 
 def check_placement(ctx: Context) -> list[Row]:
     rows: list[Row] = []
-    for name, spec in ctx.proxmox_pools:
-        vm = resolve_template(spec, ctx.inv, ctx.tenant.spec.talos.version)
-        if vm is not None:
-            rows += _placement_rows(f"NodePool/{name}", spec, vm, ctx)
+    for pool, group_node, vm in pool_templates(ctx):
+        spec = pool.spec.proxmox
+        assert spec is not None
+        # A group cloning its own node's copy never leaves that node.
+        targets = [group_node] if group_node is not None else pool_nodes(pool, ctx.tenant)
+        subject = f"NodePool/{pool.metadata.name}" + (f" on {group_node}" if group_node else "")
+        rows += _placement_rows(subject, spec, vm, targets, ctx, per_node=group_node is not None)
     return rows
 
 
-def _placement_rows(subject: str, spec: ProxmoxPoolSpec, vm: Mapping[str, Any], ctx: Context) -> list[Row]:
-    px = ctx.tenant.spec.proxmox
+def _placement_rows(
+    subject: str,
+    spec: ProxmoxPoolSpec,
+    vm: Mapping[str, Any],
+    targets: Sequence[str],
+    ctx: Context,
+    per_node: bool = False,
+) -> list[Row]:
+    """`per_node`: a group's own copy, which lives on another node than sourceNode by design."""
     node = str(vm.get("node"))
     rows: list[Row] = []
-    if spec.template_tags is not None and node != spec.source_node:
+    if spec.template_tags is not None and node != spec.source_node and not per_node:
         rows.append(Row("placement", subject, WARN,
                         f"the selected template lives on {node}; sourceNode is {spec.source_node}",
                         f"capmox v0.7.7 clones from the template's node ({node}) and ignores sourceNode "
                         "with templateTags; set sourceNode to match to avoid confusion"))
     disks = template_disks(ctx.inv.configs.get(int(vm["vmid"]), {}))
     local = sorted({d.storage for d in disks if not ctx.inv.storages.get(d.storage, {}).get("shared")})
-    others = [n for n in (px.allowed_nodes if px else []) if n != node]
+    others = [n for n in targets if n != node]
     if local and others:
         rows.append(Row("placement", subject, FAIL,
                         f"template {vm.get('vmid')} is on local storage {', '.join(local)} of {node}, "
                         f"but allowedNodes also names {', '.join(others)}",
                         f"Proxmox refuses a clone to another node from local storage (\"can't clone VM to "
-                        f"node ... (VM uses local storage)\"): move the template to shared storage, or "
-                        f"set allowedNodes: [{node}]"))
+                        f"node ... (VM uses local storage)\"): move the template to shared storage, put a copy "
+                        f"on every node and set placement: spread with perNodeTemplates: true, or set the "
+                        f"pool's allowedNodes: [{node}]"))
     return rows or [Row("placement", subject, PASS, f"clones from {node} can reach every allowed node")]
 
 

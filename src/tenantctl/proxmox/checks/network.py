@@ -5,11 +5,13 @@ from __future__ import annotations
 import ipaddress
 
 from tenantctl.proxmox.checks._context import FAIL, PASS, WARN, Context, unreadable
-from tenantctl.proxmox.inventory import Inventory, config_ips
+from tenantctl.proxmox.checks.capacity import ours
+from tenantctl.proxmox.inventory import config_ips
 from tenantctl.proxmox.report import Row
 from tenantctl.spec import TenantCluster
+from tenantctl.spec.address_pools import pool_usable
 from tenantctl.spec.addresses import parse_address_entry
-from tenantctl.spec.checks import pool_addresses
+from tenantctl.spec.checks import machines_at_once, pool_addresses
 
 # ------------------------------------------------------------------ pool, network
 
@@ -71,9 +73,13 @@ def _spec_addresses(tc: TenantCluster) -> list[ipaddress.IPv4Address]:
     return out
 
 
-def _used_addresses(inv: Inventory) -> dict[str, list[str]]:
+def _used_addresses(ctx: Context) -> dict[str, list[str]]:
+    """Addresses other guests hold; the tenant's own workers (by owner tag) hold theirs from the pool."""
+    inv = ctx.inv
     used: dict[str, list[str]] = {}
     for vm in inv.vms:
+        if ours(vm, ctx):
+            continue
         vmid = int(vm["vmid"])
         kind = "CT" if vm.get("type") == "lxc" else "VM"
         for ip in {*config_ips(inv.configs.get(vmid, {})), *inv.agent_ips.get(vmid, [])}:
@@ -86,7 +92,7 @@ def check_ipam(ctx: Context) -> list[Row]:
     if px is None or px.ipv4_config is None:
         return []
     rows = unreadable("ipam", ctx, "resources", "/cluster/resources")
-    used = _used_addresses(ctx.inv)
+    used = _used_addresses(ctx)
     clashes = [(str(a), used[str(a)]) for a in _spec_addresses(ctx.tenant) if str(a) in used]
     for ip, owners in clashes:
         rows.append(Row("ipam", ip, FAIL, f"{ip} in ipv4Config.addresses is already used by {', '.join(owners)}",
@@ -104,6 +110,7 @@ def check_ipam(ctx: Context) -> list[Row]:
                         f"({len(ctx.inv.agent_ips)} answered through the guest agent)"))
     rows += _gateway_rows(ctx)
     rows += _capacity_rows(ctx, len(clashes))
+    rows += _device_rows(ctx, used)
     return rows
 
 
@@ -139,9 +146,46 @@ def _capacity_rows(ctx: Context, clashes: int) -> list[Row]:
     have = pool_addresses(px)
     if have is None:
         return []
-    need = sum(p.spec.ceiling + p.spec.rolling_update.max_surge for p in ctx.pools)
+    need = sum(machines_at_once(p, ctx.tenant) for p in ctx.pools)
     free = have - clashes
     status = PASS if need <= free else FAIL
     advice = "" if status is PASS else "add addresses to spec.proxmox.ipv4Config.addresses or shrink the pools"
     return [Row("capacity", "ipv4Config.addresses", status,
                 f"{free} free of {have} usable; the pools can claim {need} at once (replicas + surge)", advice)]
+
+
+def _device_rows(ctx: Context, used: dict[str, list[str]]) -> list[Row]:
+    """Each further NIC's IPv4 pool: free addresses (less those other guests hold) for the pool's machines."""
+    rows: list[Row] = []
+    for pool in ctx.pools:
+        px = pool.spec.proxmox
+        if px is None:
+            continue
+        need = machines_at_once(pool, ctx.tenant)
+        for dev in px.network.additional_devices:
+            if dev.ipv4 is None:
+                continue
+            have = pool_usable(dev.ipv4.addresses, dev.ipv4.prefix, dev.ipv4.gateway, 4)
+            if have is None:
+                continue
+            taken = sorted({ip for ip in used if any(_within(ip, e) for e in dev.ipv4.addresses)})
+            free = have - len(taken)
+            subject = f"NodePool/{pool.metadata.name} {dev.name}"
+            seen = f"{free} free of {have} usable; the pool's machines need {need} at once (replicas + surge)"
+            if taken:
+                seen += f"; held by other guests: {', '.join(taken[:5])}" + (" …" if len(taken) > 5 else "")
+            if free < need:
+                rows.append(Row("capacity", subject, FAIL, seen,
+                                f"add addresses to {dev.name}'s ipv4.addresses or free them: CAIP hands out "
+                                "what it holds and the next claim hangs"))
+            else:
+                rows.append(Row("capacity", subject, PASS, seen))
+    return rows
+
+
+def _within(ip: str, entry: str) -> bool:
+    try:
+        parsed = parse_address_entry(entry)
+        return int(parsed.first) <= int(ipaddress.IPv4Address(ip)) <= int(parsed.last)
+    except ValueError:
+        return False

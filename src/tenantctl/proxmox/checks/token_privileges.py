@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tenantctl.proxmox.checks._context import FAIL, PASS, WARN, Context, resolve_template
+from tenantctl.proxmox.checks._context import FAIL, PASS, WARN, Context, pool_templates
 from tenantctl.proxmox.inventory import Inventory
 from tenantctl.proxmox.privileges import PVE8_EQUIVALENTS, Controller, Requirement, StandFacts, requirements_for
 from tenantctl.proxmox.report import Row
@@ -11,13 +11,13 @@ from tenantctl.proxmox.storage import template_disks
 
 def stand_facts(ctx: Context) -> StandFacts:
     """Fill the spec's blanks from the stand: the templates' ids and storages, the ISO storages per node."""
-    ids: dict[str, int] = {}
+    ids: dict[str, tuple[int, ...]] = {}
     stores: dict[str, tuple[str, ...]] = {}
-    for name, spec in ctx.proxmox_pools:
-        vm = resolve_template(spec, ctx.inv, ctx.tenant.spec.talos.version)
-        if vm is not None:
-            ids[name] = int(vm["vmid"])
-            stores[name] = tuple(dict.fromkeys(d.storage for d in template_disks(ctx.inv.configs.get(ids[name], {}))))
+    for pool, _, vm in pool_templates(ctx):
+        name, vmid = pool.metadata.name, int(vm["vmid"])
+        ids[name] = (*ids.get(name, ()), vmid)
+        disks = template_disks(ctx.inv.configs.get(vmid, {}))
+        stores[name] = tuple(dict.fromkeys([*stores.get(name, ()), *(d.storage for d in disks)]))
     iso = {
         node: tuple(s for s, info in sorted(st.items()) if "iso" in str(info.get("content", "")).split(","))
         for node, st in ctx.inv.node_storages.items()
