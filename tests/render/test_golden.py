@@ -31,6 +31,9 @@ RENDERS = {
     "proxmox-observed": [
         "render", "-f", str(EXAMPLES / "proxmox.yaml"), "--observed", str(EXAMPLES / "observed-proxmox.yaml"),
     ],
+    "proxmox-spread-observed": [
+        "render", "-f", str(EXAMPLES / "proxmox-spread.yaml"), "--observed", str(EXAMPLES / "observed-proxmox.yaml"),
+    ],
     "kubevirt-in-tenant": [
         "render", "-f", str(EXAMPLES / "kubevirt.yaml"), "--observed", str(EXAMPLES / "observed-kubevirt.yaml"),
         "--in-tenant",

@@ -293,3 +293,19 @@ def test_the_generated_crd_refuses_what_one_pool_can_express(case: tuple[Edit, s
     problems = [str(p) for p in validate_objects([pool], own_catalog)]
     assert any(fragment in p for p in problems), problems
     assert not validate_objects([doc(docs_with(lambda c, p: None), "NodePool")], own_catalog)
+
+
+def test_a_percentage_that_rounds_to_zero_in_a_node_group_warns() -> None:
+    def spread(max_unhealthy: object) -> Edit:
+        def edit(cluster: dict[str, Any], pool: dict[str, Any]) -> None:
+            pool["replicas"] = 4
+            pool["proxmox"]["placement"] = "spread"
+            pool["healthCheck"] = {"maxUnhealthy": max_unhealthy}
+        return edit
+
+    warned = parse_tenant_documents(docs_with(spread("50%"))).warnings
+    (warning,) = [w for w in warned if w.path.endswith("healthCheck.maxUnhealthy")]
+    assert warning.path == "NodePool/md0.spec.healthCheck.maxUnhealthy"
+    assert warning.message.startswith("50% of a node group of 1 machine(s) is 0")
+    for fine in ("100%", 1, "1"):
+        assert not [w for w in parse_tenant_documents(docs_with(spread(fine))).warnings if "maxUnhealthy" in w.path]

@@ -111,11 +111,28 @@ def _check_spread(at: str, pool: NodePool, cluster: TenantCluster, problems: Pro
             f"{spec.max_replicas} is fewer than the {len(nodes)} nodes the pool spreads over ({', '.join(nodes)}): "
             "a node group with a maximum of 0 never gets a worker; raise maxReplicas or narrow allowedNodes",
         )
+    _check_group_health(at, pool, cluster, problems)
     if px.per_node_templates and px.template_tags is None:
         problems.error(
             f"{base}.perNodeTemplates",
             "needs templateTags: each node's template is found by the pool's tags plus node-<node>; one "
             "templateID names one template on one node",
+        )
+
+
+def _check_group_health(at: str, pool: NodePool, cluster: TenantCluster, problems: Problems) -> None:
+    """Each node group has its own MachineHealthCheck; CAPI scales a percentage down (`50%` of 1 is 0) and
+    stops remediating once more machines are unhealthy than that, so a small group would never heal."""
+    value = pool.spec.health_check.max_unhealthy
+    if not isinstance(value, str) or not value.endswith("%") or not value[:-1].isdigit():
+        return
+    percent = int(value[:-1])
+    stuck = sorted({g.ceiling for g in node_groups(pool, cluster) if g.ceiling and g.ceiling * percent // 100 == 0})
+    if stuck:
+        problems.warn(
+            f"{at}.spec.healthCheck.maxUnhealthy",
+            f"{value} of a node group of {', '.join(map(str, stuck))} machine(s) is 0: its MachineHealthCheck "
+            "never replaces an unhealthy worker; set maxUnhealthy to a count (e.g. 1) or 100% for a spread pool",
         )
 
 
