@@ -8,10 +8,10 @@ from typing import Any
 from tenantctl.render.capacity import node_template_annotations
 from tenantctl.render.meta import (
     CAPI_CLUSTER_LABEL,
-    NODE_GROUP_LABEL,
     POOL_LABEL,
     TALOS_VERSION_ANNOTATION,
     Names,
+    node_group_labels,
     object_meta,
     object_ref,
 )
@@ -60,10 +60,8 @@ def render_capi_cluster(
 
 def _group_selector(cluster: TenantCluster, pool: NodePool, group: NodeGroup) -> dict[str, str]:
     """A pool's machines, or one node group's: a spread pool's groups must not select each other's."""
-    selector = {CAPI_CLUSTER_LABEL: cluster.metadata.name, POOL_LABEL: pool.metadata.name}
-    if group.key is not None:
-        selector[NODE_GROUP_LABEL] = group.key
-    return selector
+    return {CAPI_CLUSTER_LABEL: cluster.metadata.name, POOL_LABEL: pool.metadata.name,
+            **node_group_labels(group.key)}
 
 
 def render_machine_deployment(
@@ -120,7 +118,7 @@ def render_machine_deployment(
             names.namespace,
             names.cluster,
             pool=pool.metadata.name,
-            labels={CAPI_CLUSTER_LABEL: names.cluster},
+            labels={CAPI_CLUSTER_LABEL: names.cluster, **node_group_labels(group.key)},
             annotations=annotations,
         ),
         "spec": md_spec,

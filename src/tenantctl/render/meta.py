@@ -26,6 +26,7 @@ __all__ = [
     "Names",
     "cluster_labels",
     "content_hash",
+    "node_group_labels",
     "object_meta",
     "object_ref",
     "platform_meta",
@@ -56,6 +57,12 @@ def cluster_labels(cluster: str, pool: str | None = None, *, namespace: str | No
     if pool is not None:
         labels[POOL_LABEL] = pool
     return labels
+
+
+def node_group_labels(group: str | None) -> dict[str, str]:
+    """A spread pool's node-group objects say which group they are (`tenantctl plan` tells a new group
+    from a rotation by it); an unsplit pool's carry nothing new."""
+    return {NODE_GROUP_LABEL: group} if group is not None else {}
 
 
 def object_meta(

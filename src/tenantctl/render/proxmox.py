@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tenantctl.render.meta import Names, object_meta
+from tenantctl.render.meta import Names, node_group_labels, object_meta
 from tenantctl.render.sizing import capmox_memory_mib, num_cores
 from tenantctl.spec import NodePool, ProxmoxClusterSpec, TenantCluster
 from tenantctl.spec.nodepool import AdditionalDeviceSpec, DeviceAddressPoolSpec, ProxmoxNetworkSpec
@@ -176,7 +176,9 @@ def render_proxmox_machine_template(cluster: TenantCluster, pool: NodePool, grou
     return {
         "apiVersion": CAPMOX_API,
         "kind": "ProxmoxMachineTemplate",
-        "metadata": object_meta(name, names.namespace, names.cluster, pool=pool.metadata.name),
+        "metadata": object_meta(
+            name, names.namespace, names.cluster, pool=pool.metadata.name, labels=node_group_labels(group.key)
+        ),
         "spec": spec,
     }
 

@@ -14,6 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.daytwo.address_capacity import address_warnings
 from tenantctl.operator.kube.client import KubeClient, Resource
 from tenantctl.operator.phases.apply import REPLACE_ON_IMMUTABLE, comparable, covers, kind_key
 from tenantctl.operator.phases.observe import (
@@ -27,7 +28,7 @@ from tenantctl.operator.phases.upgrade import Versions, live_state, same_patch
 from tenantctl.problems import Problems
 from tenantctl.render import Names, cluster_labels, render_cluster
 from tenantctl.render.kamaji import KAMAJI_API
-from tenantctl.render.meta import POOL_LABEL
+from tenantctl.render.meta import NODE_GROUP_LABEL, POOL_LABEL
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_change_from_live, installed_patch
@@ -73,6 +74,8 @@ class TenantPlan:
     waiting: str = ""
     upgrade: list[str] = field(default_factory=list)
     """The stages the operator would run, in order, with the workers each replaces (empty: none)."""
+    capacity: list[str] = field(default_factory=list)
+    """Live address pools that cannot cover what the input can claim (`address_capacity`)."""
 
     @property
     def changed(self) -> bool:
@@ -219,17 +222,18 @@ async def plan_cluster(
             live[key, obj["metadata"]["name"]] = obj
     replicas = _pool_replicas(desired, live)
     plan.upgrade = upgrade_sequence(cluster, [p.metadata.name for p in pools], live, replicas)
-    templates_live = {obj["metadata"].get("labels", {}).get(POOL_LABEL) for (k, _), obj in live.items()
-                      if _split(k)[1] in _MACHINE_TEMPLATES}
+    live_mds = [o for (k, _), o in live.items() if _split(k)[1] == "MachineDeployment"]
+    plan.capacity = await address_warnings(api, cluster, pools, live_mds)
+    templates_live = {_group_of(obj) for (k, _), obj in live.items() if _split(k)[1] in _MACHINE_TEMPLATES}
     for obj in desired:
         key, obj_name, kind = kind_key(obj), obj["metadata"]["name"], obj["kind"]
         current = live.get((key, obj_name))
         if resources.get(key) is None:
             plan.changes.append(Change(Action.CREATE, kind, obj_name, note=f"{key} is not served yet"))
         elif current is None:
-            pool = (obj["metadata"].get("labels") or {}).get(POOL_LABEL)
-            if kind in _MACHINE_TEMPLATES and pool in templates_live:
-                plan.changes.append(Change(Action.ROTATE, kind, obj_name, note=_rotation(pool, replicas)))
+            pool, group = _group_of(obj)
+            if kind in _MACHINE_TEMPLATES and (pool, group) in templates_live:
+                plan.changes.append(Change(Action.ROTATE, kind, obj_name, note=_rotation(pool, replicas, group)))
             else:
                 plan.changes.append(Change(Action.CREATE, kind, obj_name))
         elif covers(comparable(current), comparable(obj)):
@@ -251,8 +255,7 @@ async def plan_cluster(
     for (key, obj_name), obj in sorted(live.items()):
         if (key, obj_name) in wanted or (obj["kind"], obj_name) in kept:
             continue
-        note = "the pool's old machine template" if obj["kind"] in _MACHINE_TEMPLATES else "no longer rendered"
-        plan.changes.append(Change(Action.PRUNE, obj["kind"], obj_name, note=note))
+        plan.changes.append(Change(Action.PRUNE, obj["kind"], obj_name, note=_prune_note(obj)))
     return plan
 
 
@@ -310,12 +313,34 @@ def _pool_replicas(desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj]) 
         # A spread pool's node groups roll together, each within its own surge: their workers add up.
         before = out.get(pool, (0, None, None))[0]
         out[pool] = (before + int(workers or 0), rolling.get("maxSurge"), rolling.get("maxUnavailable"))
+        group = (obj["metadata"].get("labels") or {}).get(NODE_GROUP_LABEL)
+        if group:
+            out[f"{pool}/{group}"] = (int(workers or 0), rolling.get("maxSurge"), rolling.get("maxUnavailable"))
     return out
 
 
-def _rotation(pool: str | None, replicas: Mapping[str, tuple[int, Any, Any]]) -> str:
-    workers, surge, unavailable = replicas.get(pool or "", (0, None, None))
-    return (f"pool {pool}: {workers} worker(s) replaced, maxSurge {surge}, maxUnavailable {unavailable}")
+def _group_of(obj: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """(pool, node group) an object belongs to; the group is None for an unsplit pool."""
+    labels = obj["metadata"].get("labels") or {}
+    return labels.get(POOL_LABEL), labels.get(NODE_GROUP_LABEL)
+
+
+def _rotation(pool: str | None, replicas: Mapping[str, tuple[int, Any, Any]], group: str | None = None) -> str:
+    key = f"{pool}/{group}" if group else pool or ""
+    workers, surge, unavailable = replicas.get(key, replicas.get(pool or "", (0, None, None)))
+    where = f"pool {pool}" + (f" on {group}" if group else "")
+    return f"{where}: {workers} worker(s) replaced, maxSurge {surge}, maxUnavailable {unavailable}"
+
+
+def _prune_note(obj: Mapping[str, Any]) -> str:
+    if obj["kind"] in _MACHINE_TEMPLATES:
+        return "the pool's old machine template"
+    if obj["kind"] == "MachineDeployment":
+        workers = (obj.get("status") or {}).get("replicas")
+        if workers is None:
+            workers = (obj.get("spec") or {}).get("replicas", 0)
+        return f"no longer rendered: its {workers} worker(s) are drained and deleted"
+    return "no longer rendered"
 
 
 def render_text(plans: Sequence[TenantPlan]) -> str:
@@ -326,6 +351,7 @@ def render_text(plans: Sequence[TenantPlan]) -> str:
             lines.append("  !! WORKERS WILL ROLL WITHOUT A SPEC CHANGE: this tenantctl renders new machine templates")
             lines.append("  !! for an input the cluster already holds; every worker of these pools is replaced:")
             lines += [f"  !!   {c.note}" for c in plan.rotations]
+        lines += [f"  !! {line}" for line in plan.capacity]
         if plan.upgrade:
             lines.append("  upgrade, in this order:")
             lines += [f"    {step}" for step in plan.upgrade]

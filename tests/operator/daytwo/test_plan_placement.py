@@ -1,0 +1,110 @@
+"""`tenantctl plan` for placement changes and against the live address pools.
+
+A node added to a spread pool is new objects and a replica change, never a rotation; leaving spread
+deletes the old MachineDeployment's workers and says so; a live pool too short for what the input can
+claim is named before anything is applied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from daytwo_support import NS, applied, documents, seed_management, set_status, url
+from kube_emulator import KubeEmulator, declare
+
+from tenant_support import doc
+from tenantctl.operator.daytwo.plan import TenantPlan, plan_cluster, render_text
+from tenantctl.operator.kube.client import Connection, KubeClient
+from tenantctl.spec import parse_tenant_documents
+
+pytestmark = [pytest.mark.timeout(20)]
+POOLS = ("ipam.cluster.x-k8s.io/v1alpha2/inclusterippools", "InClusterIPPool", True, ())
+
+
+async def plan_of(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> TenantPlan:
+    tenant = parse_tenant_documents(docs)
+    cluster = tenant.clusters[0]
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        return await plan_cluster(api, cluster, tenant.pools_of(cluster), docs)
+
+
+def spread_docs(nodes: list[str], replicas: int = 4) -> list[dict[str, Any]]:
+    docs = documents()
+    doc(docs, "TenantCluster")["spec"]["proxmox"]["allowedNodes"] = nodes
+    pool = doc(docs, "NodePool")["spec"]
+    pool["replicas"] = replicas
+    pool["proxmox"]["placement"] = "spread"
+    return docs
+
+
+def changes(plan: TenantPlan) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+    return {c.ref: (c.action.value, c.note, c.diff) for c in plan.changes if c.action.value != "no-op"}
+
+
+async def test_a_node_added_to_a_spread_pool_creates_its_group_and_moves_one_worker(mgmt: KubeEmulator) -> None:
+    before = spread_docs(["pve1", "pve2", "pve3"], replicas=6)
+    seed_management(mgmt, before, None)
+    await applied(mgmt, before)
+    plan = await plan_of(mgmt, spread_docs(["pve1", "pve2", "pve3", "pve4"], replicas=6))
+    found = changes(plan)
+    assert not plan.rotations
+    created = {ref.split("/")[0] for ref, (action, _, _) in found.items() if action == "create"}
+    assert created == {"ProxmoxMachineTemplate", "MachineDeployment", "MachineHealthCheck"}
+    assert {ref for ref, (action, _, _) in found.items() if action == "create"} >= {
+        "MachineDeployment/acme-md0-pve4", "MachineHealthCheck/acme-md0-pve4",
+    }
+    assert found["MachineDeployment/acme-md0-pve3"][2] == ("~ spec.replicas: 2 -> 1",)
+    assert found["ProxmoxCluster/acme"][0] == "update in place"
+    assert set(found) == {
+        "ProxmoxCluster/acme", "MachineDeployment/acme-md0-pve3", "MachineDeployment/acme-md0-pve4",
+        "MachineHealthCheck/acme-md0-pve4",
+        *(ref for ref in found if ref.startswith("ProxmoxMachineTemplate/acme-md0-pve4-")),
+    }
+
+
+async def test_a_template_change_rotates_each_group_with_its_own_workers(mgmt: KubeEmulator) -> None:
+    before = spread_docs(["pve1", "pve2"], replicas=3)
+    seed_management(mgmt, before, None)
+    await applied(mgmt, before)
+    after = spread_docs(["pve1", "pve2"], replicas=3)
+    doc(after, "NodePool")["spec"]["proxmox"]["diskSizeGB"] = 40
+    notes = sorted(c.note for c in (await plan_of(mgmt, after)).rotations)
+    assert notes == [
+        "pool md0 on pve1: 2 worker(s) replaced, maxSurge 1, maxUnavailable 0",
+        "pool md0 on pve2: 1 worker(s) replaced, maxSurge 1, maxUnavailable 0",
+    ]
+
+
+async def test_leaving_spread_says_the_old_groups_workers_are_deleted(mgmt: KubeEmulator) -> None:
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    set_status(mgmt, "MachineDeployment", "acme-md0", {"replicas": 2})
+    found = changes(await plan_of(mgmt, spread_docs(["pve1", "pve2"], replicas=2)))
+    assert found["MachineDeployment/acme-md0"][:2] == (
+        "prune", "no longer rendered: its 2 worker(s) are drained and deleted",
+    )
+    assert found["MachineDeployment/acme-md0-pve1"][0] == "create"
+
+
+async def test_a_live_address_pool_too_short_for_the_input_is_named(mgmt: KubeEmulator) -> None:
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    declare(mgmt, [POOLS])
+    set_status(mgmt, "MachineDeployment", "acme-md0", {"replicas": 2})
+    mgmt.put(POOLS[0], {"apiVersion": "ipam.cluster.x-k8s.io/v1alpha2", "kind": "InClusterIPPool",
+                        "metadata": {"name": "acme-v4-icip", "namespace": NS},
+                        "status": {"ipAddresses": {"total": 51, "used": 50, "free": 1}}})
+    grown = documents()
+    doc(grown, "NodePool")["spec"]["replicas"] = 3
+    plan = await plan_of(mgmt, grown)
+    assert plan.capacity == [
+        "address pool acme-v4-icip: 1 free of 51, but this input can claim 2 more at once (4 machines with surge, "
+        "2 hold one now): CAIP leaves the rest pending and their Machines wait with no error; add addresses or "
+        "free leaked IPAddresses"
+    ]
+    assert "  !! address pool acme-v4-icip: 1 free of 51" in render_text([plan])
+    # As it is, the input claims 3 (2 + surge), 2 held: 1 more fits the 1 free.
+    assert (await plan_of(mgmt, documents())).capacity == []
