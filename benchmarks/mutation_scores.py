@@ -2,6 +2,7 @@
 
     make mutation-sample                                       # generate, map, check the sample, report
     .venv/bin/python benchmarks/mutation_scores.py sample      # the seeded sample of mutant names
+    .venv/bin/python benchmarks/mutation_scores.py sample --seed 20261201 --size 30   # a fresh sample
     .venv/bin/python benchmarks/mutation_scores.py run NAME... # check mutants (names also on stdin)
     .venv/bin/python benchmarks/mutation_scores.py report      # the table docs/testing.md quotes
     .venv/bin/python benchmarks/mutation_scores.py survivors   # survivors not judged equivalent
@@ -35,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MUTANTS = ROOT / "mutants"
 PACKAGE = MUTANTS / "src" / "tenantctl"
-VERDICTS = MUTANTS / "sample-verdicts.json"
+VERDICTS = Path(os.environ.get("TENANTCTL_MUTATION_VERDICTS", MUTANTS / "sample-verdicts.json"))
 EQUIVALENTS = ROOT / "docs" / "mutation-equivalents.tsv"
 AREAS = {
     "spec": ("spec/",),
@@ -44,6 +45,12 @@ AREAS = {
     "operator (apply, reconcile, teardown)": (
         "operator/phases/apply.py", "operator/phases/reconcile.py", "operator/phases/teardown.py"
     ),
+    "validate": ("validate/",),
+    "providers": ("providers/",),
+    "proxmox doctor": ("proxmox/",),
+    "credentials": ("credentials/",),
+    "watch cache": ("operator/kube/cache.py",),
+    "day-two readers": ("operator/daytwo/",),
 }
 # Of the tests mutmut saw executing the mutated function, those in the area's own suites. A kill only
 # elsewhere is not counted (the score errs low); a hypothesis property run (~70 s) per mutant would not
@@ -53,8 +60,15 @@ SUITES = {
     "render": ("tests/render/", "tests/hostile/"),
     "audit": ("tests/audit/", "tests/hostile/"),
     "operator (apply, reconcile, teardown)": ("tests/operator/",),
+    "validate": ("tests/validate/", "tests/spec/test_crd_admission.py", "tests/hostile/"),
+    "providers": ("tests/providers/",),
+    "proxmox doctor": ("tests/proxmox/",),
+    "credentials": ("tests/credentials/", "tests/audit/"),
+    "watch cache": ("tests/operator/kube/",),
+    "day-two readers": ("tests/operator/daytwo/",),
 }
-# Mutants per area in the measured sample: the first N of a seeded shuffle, so a larger N extends it.
+# Mutants per area in the seed-14 sample (history): the first N of a seeded shuffle, so a larger N extends
+# it. A fresh measurement gives its own seed and size: a sample no test was written against.
 SAMPLE_SIZES = {"audit": 60, "operator (apply, reconcile, teardown)": 50, "render": 70, "spec": 70}
 SEED = 14
 NO_TESTS, TIMED_OUT, USAGE_ERROR = 33, 36, 4
@@ -84,16 +98,20 @@ def generated() -> Iterator[tuple[str, str]]:
                 yield area, name
 
 
-def sample() -> list[str]:
+def sample(seed: int = SEED, size: int | None = None, areas: Sequence[str] = ()) -> list[str]:
+    """The first `size` (else SAMPLE_SIZES) of each area's mutants in a `seed`ed shuffle; `areas` limits
+    it, and an area named with `size` 0 is taken whole (the full run that checks a sample's estimate)."""
     by_area: dict[str, list[str]] = {}
     for area, name in generated():
-        by_area.setdefault(area, []).append(name)
-    rng = random.Random(SEED)
+        if not areas or area in areas:
+            by_area.setdefault(area, []).append(name)
+    rng = random.Random(seed)
     picked: list[str] = []
     for area in sorted(by_area):
         names = sorted(by_area[area])
         rng.shuffle(names)
-        picked += names[: SAMPLE_SIZES[area]]
+        count = SAMPLE_SIZES.get(area, 30) if size is None else size or len(names)
+        picked += names[:count]
     rng.shuffle(picked)
     return picked
 
@@ -172,8 +190,11 @@ def run(names: Sequence[str], workers: int, again: bool) -> None:
             print(f"{done}/{len(todo)} {time.monotonic() - started:6.0f}s exit {code} {name}", flush=True)
 
 
-def report() -> str:
+def report(only: set[str] | None = None) -> str:
+    """The table over the recorded verdicts (`only`: of these mutants, e.g. one seed's sample)."""
     judged, recorded = equivalents(), verdicts()
+    if only is not None:
+        recorded = {n: c for n, c in recorded.items() if n in only}
     counts: dict[str, Counter[str]] = {area: Counter() for area in AREAS}
     for area, name in generated():
         c = counts[area]
@@ -201,20 +222,27 @@ def report() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("sample", help="print the seeded sample of mutant names (SAMPLE_SIZES per area)")
+    sampling = sub.add_parser("sample", help="print the seeded sample of mutant names (SAMPLE_SIZES per area)")
+    sampling.add_argument("--seed", type=int, default=SEED)
+    sampling.add_argument("--size", type=int, default=None, help="mutants per area (0: every mutant)")
+    sampling.add_argument("--area", action="append", default=[], help="only this area (repeatable)")
     checking = sub.add_parser("run", help="check the named mutants (or names on stdin) and record the verdicts")
     checking.add_argument("names", nargs="*")
     checking.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     checking.add_argument("--again", action="store_true", help="check mutants that already have a verdict")
-    sub.add_parser("report", help="print the score table")
+    reporting = sub.add_parser("report", help="print the score table")
+    reporting.add_argument("--seed", type=int, default=None, help="score only this seed's sample")
+    reporting.add_argument("--size", type=int, default=None)
+    reporting.add_argument("--area", action="append", default=[])
     sub.add_parser("survivors", help="print surviving mutants not judged equivalent")
     args = parser.parse_args()
     if args.command == "sample":
-        print("\n".join(sample()))
+        print("\n".join(sample(args.seed, args.size, args.area)))
     elif args.command == "run":
         run(args.names or sys.stdin.read().split(), args.workers, args.again)
     elif args.command == "report":
-        print(report())
+        only = None if args.seed is None else set(sample(args.seed, args.size, args.area))
+        print(report(only))
     else:
         judged = equivalents()
         print("\n".join(n for n, code in sorted(verdicts().items()) if code in (0, NO_TESTS) and n not in judged))
