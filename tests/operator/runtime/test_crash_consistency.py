@@ -381,3 +381,83 @@ def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]
     damaged[changed] = {**damaged[changed], "spec": {}}
     assert _diff(expected, damaged) == [f"missing {dropped}", f"changed {changed}"]
 
+
+
+NODEPOOLS = "tenantctl.io/v1alpha1/nodepools"
+MDS = "cluster.x-k8s.io/v1beta1/machinedeployments"
+TCTS = "bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates"
+
+
+def _pool_changed(here: Stand) -> bool:
+    """The change pass has landed: the pool grew and its machine config (replaced: CABPT's spec is
+    immutable) carries the new label."""
+    md, tct = here.mgmt.get(MDS, KEY[0], "acme-md0"), here.mgmt.get(TCTS, KEY[0], "acme-md0")
+    data = json.dumps(tct or {})
+    return bool(md and md["spec"].get("replicas") == 3 and "example.com/tier" in data)
+
+
+async def _pool_change(
+    tmp_path: Path, cut: Callable[[str], bool] | None
+) -> tuple[dict[str, Any], list[str]]:
+    """A converged tenant whose pool then grows by one and gains a node label (the TalosConfigTemplate is
+    deleted and created again), that pass cut where `cut` says and resumed: the state, the pass's writes."""
+    async with stand(tmp_path) as here:
+        await converge(here)
+        await here.stop()
+        pool = here.mgmt.get(NODEPOOLS, KEY[0], "md0")
+        assert pool is not None
+        pool["spec"] |= {"replicas": 3, "labels": {"example.com/tier": "gold"}}
+        here.mgmt.put(NODEPOOLS, pool)
+        base = here.writes
+        here.cut = cut
+        await here.start()
+        await eventually(lambda: here.killed.is_set() or _pool_changed(here), timeout=60)
+        assert cut is None or here.killed.is_set(), "the change pass ended before its cut"
+        if here.killed.is_set():
+            await here.process.wait()  # type: ignore[union-attr]
+            here.cut = None
+            await here.start()
+        await eventually(lambda: _pool_changed(here), timeout=60)
+        await here.quiet()
+        await here.stop()
+        return state(here), here.sequence[base:]
+
+
+@pytest.fixture(scope="module")
+def uncut_pool_change(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
+    return asyncio.run(_pool_change(tmp_path_factory.mktemp("uncut-pool-change"), None))
+
+
+def check_pool_change_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
+    """Every write of the change pass, or its first, the TalosConfigTemplate's delete and its create again
+    (the replace step), and the MachineDeployment's update."""
+    expected, sequence = uncut
+    assert sequence.count("talosconfigtemplates") >= 2, f"the change replaces the template: {sequence}"
+    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+        f"after {n} writes": functools.partial(after_writes, n) for n in (range(len(sequence)) if every else (0,))
+    }
+    cuts["at the template's delete"] = functools.partial(on_write_of, "talosconfigtemplates", 1)
+    cuts["between the template's delete and create"] = functools.partial(on_write_of, "talosconfigtemplates", 2)
+    cuts["at the MachineDeployment's update"] = functools.partial(on_write_of, "machinedeployments", 1)
+    outcomes = {
+        where: _diff(expected, asyncio.run(_pool_change(tmp_path / f"cut-{i}", cut()))[0])
+        for i, (where, cut) in enumerate(cuts.items())
+    }
+    broken = {where: d for where, d in outcomes.items() if d}
+    assert not broken, f"pool-change cut points whose resumed run differs: {broken}"
+
+
+def test_a_pool_change_killed_in_its_replace_step_resumes_to_the_same_objects(
+    uncut_pool_change: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    """Killed with the TalosConfigTemplate deleted but not yet created again (and at the pass's first
+    write and the MachineDeployment's update): a fresh process ends where an uncut pass does."""
+    check_pool_change_cuts(uncut_pool_change, tmp_path, every=False)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_a_pool_change_killed_at_every_write_resumes_to_the_same_objects(
+    uncut_pool_change: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_pool_change_cuts(uncut_pool_change, tmp_path, every=True)
