@@ -248,6 +248,14 @@ def test_the_tenants_own_workers_hold_pool_addresses_and_memory_without_a_clash(
     assert failed == {"ipam", "memory"}
 
 
+def test_a_further_nics_pool_with_room_passes(stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any) -> None:
+    stand.add_vm(304, "nas", node="pve1", config={"ipconfig0": "ip=10.30.0.11/24"})
+    (row,) = [r for r in run_doctor(tenant_spec(_device(["10.30.0.10-10.30.0.13"]))).of("capacity")
+              if r.subject == "NodePool/md0 net1"]
+    assert row.status is Status.PASS
+    assert row.seen.startswith("3 free of 4 usable; the pool's machines need 3 at once")
+
+
 def test_memory_adjustment_scales_what_a_node_offers(stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any) -> None:
     """At 50 % a node offers 4 GiB: 1+1 VMs of 4 GiB per node do not fit; at 0 capmox checks nothing."""
     def hints(percent: int) -> Callable[[dict[str, Any], dict[str, Any]], object]:
