@@ -106,6 +106,8 @@ class Fault:
     times: int = 1
     hang: float = 0.0
     message: str = "injected fault"
+    reset: bool = False
+    """Drop the connection instead of answering (the client sees a reset, not a status)."""
 
     def matches(self, request: rendering.Request) -> bool:
         return (
@@ -114,6 +116,13 @@ class Fault:
             and (self.plural is None or (request.resource is not None and request.resource.plural == self.plural))
             and (self.name is None or request.name == self.name)
         )
+
+
+def _abort(request: rendering.Request) -> None:
+    """Close the request's connection without an answer: the client reads a reset."""
+    raw = request._raw_request
+    if raw is not None and raw.transport is not None:
+        raw.transport.abort()
 
 
 @functools.cache
@@ -195,6 +204,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
 
     journal: list[JournalEntry] = attrs.field(factory=list, init=False)
     faults: list[Fault] = attrs.field(factory=list, init=False)
+    _watching: dict[int, rendering.Request] = attrs.field(factory=dict, init=False)
     freed_disks: list[str] = attrs.field(factory=list, init=False)
     csi_running: bool = True
     pv_release_delay: float = 3.0
@@ -316,6 +326,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
             fault.times -= 1
             if fault.hang:
                 await asyncio.sleep(fault.hang)
+            if fault.reset:
+                _abort(request)
+                return aiohttp.web.Response(status=500)
             return await self._render_error(
                 kmock.KubernetesError(status=fault.status, reason="Injected", message=fault.message)
             )
@@ -448,6 +461,22 @@ class KubeEmulator(kmock.KubernetesEmulator):
         each watcher (kopf, the operator's cache) handle every object twice on every (re)start.
         """
         since = int(request.params.get("resourceVersion") or 0)
+        self._watching[id(request)] = request
+        try:
+            async for event in self._watch_events(request, since):
+                yield event
+        finally:
+            self._watching.pop(id(request), None)
+
+    def cut_watches(self) -> int:
+        """Drop every open watch stream mid-stream, as a load balancer or an apiserver restart does;
+        returns how many were cut. Clients must watch (or list) again."""
+        cut = list(self._watching.values())
+        for request in cut:
+            _abort(request)
+        return len(cut)
+
+    async def _watch_events(self, request: rendering.Request, since: int) -> AsyncIterator[rendering.Payload]:
         async for event in super()._serve_watch(request):
             if isinstance(event, dict) and event.get("type") == "ADDED" and since:
                 version = (event.get("object") or {}).get("metadata", {}).get("resourceVersion")

@@ -56,14 +56,19 @@ class Stand:
     outage_at: int | None = None
     """At this write, both APIs start answering every request 503 for `outage_seconds`."""
     outage_seconds: float = 3.0
+    outage_reset: bool = False
+    """The outage drops every connection (a reset) instead of answering 503."""
     outages: int = 0
     refused: list[Fault] = field(default_factory=list)
 
-    def _outage(self) -> None:
-        faults = [Fault(m, status=503, times=10**9, message="injected outage")
+    def outage(self) -> None:
+        """Both APIs refuse everything (503, or a reset) for `outage_seconds`; open watch streams are cut."""
+        faults = [Fault(m, status=503, times=10**9, message="injected outage", reset=self.outage_reset)
                   for m in ("GET", "POST", "PUT", "PATCH", "DELETE")]
         for emulator in (self.mgmt, self.tenant):
             emulator.faults.extend(faults)
+            if self.outage_reset:
+                emulator.cut_watches()
         self.outages += 1
         self.refused = faults
 
@@ -76,7 +81,7 @@ class Stand:
     async def before_write(self, _method: str, plural: str) -> None:
         """Count writes across both APIs; at the cut, kill the operator and never answer this one."""
         if self.outage_at is not None and self.writes == self.outage_at:
-            self._outage()
+            self.outage()
         if self.cut is not None and self.cut(plural) and self.process is not None:
             with contextlib.suppress(ProcessLookupError):
                 self.process.send_signal(signal.SIGKILL)
@@ -86,10 +91,13 @@ class Stand:
         self.sequence.append(plural)
 
     async def start(self) -> None:
+        """The operator as a process; its log goes to `operator.log` beside the kubeconfig (appended)."""
+        log = (self.kubeconfig.parent / "operator.log").open("ab")
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tenantctl", "operator", "--kubeconfig", str(self.kubeconfig),
-            "--resync", "3600", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            "--resync", "3600", stdout=log, stderr=log,
         )
+        log.close()
 
     async def stop(self) -> None:
         if self.process is not None and self.process.returncode is None:
@@ -272,16 +280,19 @@ def test_a_create_pass_killed_at_every_write_resumes_to_the_same_objects(
     check_cuts(uncut, tmp_path, every=True)
 
 
-@pytest.mark.parametrize("step", ["machinedeployments", "clusterrolebindings"])
+@pytest.mark.parametrize(
+    ("step", "reset"), [("machinedeployments", False), ("clusterrolebindings", False), ("machinedeployments", True)]
+)
 def test_an_outage_of_both_apis_mid_pass_ends_in_the_same_objects(
-    uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, step: str
+    uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, step: str, reset: bool
 ) -> None:
-    """Every request answered 503 for 3 s from the first write of a step on (watches included): the same
-    process retries and converges on what the uncut run left."""
+    """Every request answered 503 (or its connection reset, open watch streams cut) for 3 s from the
+    first write of a step on: the same process retries and converges on what the uncut run left."""
     expected, sequence = uncut
 
     async def run() -> dict[str, Any]:
         async with stand(tmp_path) as here:
+            here.outage_reset = reset
             here.outage_at = sequence.index(step)
             await converge(here, timeout=90)
             await here.stop()
@@ -396,6 +407,12 @@ def _pool_changed(here: Stand) -> bool:
     return bool(md and md["spec"].get("replicas") == 3 and "example.com/tier" in data)
 
 
+def _grow(pool: dict[str, Any]) -> None:
+    """The change, as the API server stores a spec edit: one replica more, a node label, a new generation."""
+    pool["spec"] |= {"replicas": 3, "labels": {"example.com/tier": "gold"}}
+    pool["metadata"]["generation"] = int(pool["metadata"].get("generation") or 1) + 1
+
+
 async def _pool_change(
     tmp_path: Path, cut: Callable[[str], bool] | None
 ) -> tuple[dict[str, Any], list[str]]:
@@ -406,7 +423,7 @@ async def _pool_change(
         await here.stop()
         pool = here.mgmt.get(NODEPOOLS, KEY[0], "md0")
         assert pool is not None
-        pool["spec"] |= {"replicas": 3, "labels": {"example.com/tier": "gold"}}
+        _grow(pool)
         here.mgmt.put(NODEPOOLS, pool)
         base = here.writes
         here.cut = cut
@@ -461,3 +478,29 @@ def test_a_pool_change_killed_at_every_write_resumes_to_the_same_objects(
     uncut_pool_change: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
     check_pool_change_cuts(uncut_pool_change, tmp_path, every=True)
+
+
+def test_a_change_made_while_the_watch_streams_were_cut_is_acted_on(
+    uncut_pool_change: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    """The running operator's watch streams are cut and every request reset for 3 s; the NodePool changes
+    meanwhile. Its watches and cache must come back and act on the change (the resync is an hour away):
+    the end state is the uncut change pass's."""
+    expected, _ = uncut_pool_change
+
+    async def run() -> dict[str, Any]:
+        async with stand(tmp_path) as here:
+            await converge(here)
+            here.outage_reset = True
+            here.outage()
+            pool = here.mgmt.get(NODEPOOLS, KEY[0], "md0")
+            assert pool is not None
+            _grow(pool)
+            here.mgmt.put(NODEPOOLS, pool)
+            await eventually(lambda: _pool_changed(here), timeout=90)
+            await here.quiet()
+            await here.stop()
+            assert sum(10**9 - f.times for f in here.refused) > 0, "the outage refused requests"
+            return state(here)
+
+    assert _diff(expected, asyncio.run(run())) == []

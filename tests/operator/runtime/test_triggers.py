@@ -46,6 +46,36 @@ def test_an_event_while_a_pass_is_still_to_read_waits_for_what_it_reads() -> Non
     assert not triggers.read(KEY, []), "held events are checked once"
 
 
+def test_a_pass_reading_copies_older_than_its_events_is_behind_until_it_reads_them() -> None:
+    """After a watch outage kopf may see a change the cache has not: the pass must not act on the old copy."""
+    triggers = Triggers()
+    triggers.scheduled(KEY)
+    triggers.read(KEY, [obj("TenantCluster", "acme", 1), obj("NodePool", "md0", 1)])
+    assert not triggers.behind(KEY, [obj("TenantCluster", "acme", 1), obj("NodePool", "md0", 1)]), "no event"
+    assert triggers.wakes(KEY, obj("NodePool", "md0", 2))
+    assert triggers.wakes(KEY, obj("NodePool", "md1", 1))
+    stale = [obj("TenantCluster", "acme", 1), obj("NodePool", "md0", 1)]
+    assert triggers.behind(KEY, stale), "md0 at 1 while an event showed 2, and md1 missing"
+    assert triggers.behind(KEY, [*stale[:1], obj("NodePool", "md0", 2)]), "md1 still missing"
+    triggers.read(KEY, stale)
+    assert triggers.behind(KEY, stale), "a stale read does not settle what the events showed"
+    current = [obj("TenantCluster", "acme", 1), obj("NodePool", "md0", 2), obj("NodePool", "md1", 1)]
+    assert not triggers.behind(KEY, current)
+    triggers.read(KEY, current)
+    assert not triggers.behind(KEY, stale[:1]), "read once: md1 deleted since is not waited for"
+
+
+def test_a_fresh_read_without_an_object_an_event_showed_settles_it() -> None:
+    """A pool created and deleted before the pass: the server's answer, without it, is the truth."""
+    triggers = Triggers()
+    assert triggers.wakes(KEY, obj("NodePool", "gone", 1))
+    assert triggers.behind(KEY, [obj("TenantCluster", "acme", 1)])
+    triggers.read(KEY, [obj("TenantCluster", "acme", 1)])
+    assert triggers.behind(KEY, [obj("TenantCluster", "acme", 1)]), "a cached read may lag"
+    triggers.read(KEY, [obj("TenantCluster", "acme", 1)], fresh=True)
+    assert not triggers.behind(KEY, [obj("TenantCluster", "acme", 1)])
+
+
 def test_a_deleted_cluster_is_forgotten() -> None:
     triggers = Triggers()
     triggers.scheduled(KEY)

@@ -210,12 +210,17 @@ class OperatorContext:
             self._wakeups.pop(key, None)
 
 
+_CACHE_CATCH_UP_ROUNDS = 4
+_CACHE_CATCH_UP_DELAY = 0.05
+"""Cache reads before a pass that is behind its events reads the server: 0.05 + 0.1 + 0.15 + 0.2 s."""
+
+
 async def _pools_of(
-    api: KubeClient, namespace: str, cluster: str, excluding: str | None = None
+    api: KubeClient, namespace: str, cluster: str, excluding: str | None = None, *, cached: bool = True
 ) -> list[dict[str, Any]]:
     return [
         p
-        for p in await api.list(NODE_POOLS, namespace)
+        for p in await api.list(NODE_POOLS, namespace, cached=cached)
         if (p.get("spec") or {}).get("cluster") == cluster
         and not p["metadata"].get("deletionTimestamp")
         and p["metadata"]["name"] != excluding
@@ -260,11 +265,19 @@ async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_po
 async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None) -> PassResult | None:
     """Read, reconcile, write the status; None when the cluster is gone or going."""
     api = ctx.api
-    body = await api.get(TENANT_CLUSTERS, name, namespace)
-    going = body is None or body["metadata"].get("deletionTimestamp")
-    pools = [] if going else await _pools_of(api, namespace, name, excluding_pool)
-    if ctx.triggers.read((namespace, name), [body, *pools] if body is not None else []):
-        ctx.wake((namespace, name))
+    key = (namespace, name)
+    # The cache is a few milliseconds behind kopf's watch at most, unless a watch outage left it further
+    # behind: give it a moment, then ask the server (the last round) rather than act on the old copy.
+    rounds = (*(True,) * _CACHE_CATCH_UP_ROUNDS, False)
+    for i, cached in enumerate(rounds):
+        body = await api.get(TENANT_CLUSTERS, name, namespace, cached=cached)
+        going = body is None or body["metadata"].get("deletionTimestamp")
+        pools = [] if going else await _pools_of(api, namespace, name, excluding_pool, cached=cached)
+        if not cached or not ctx.triggers.behind(key, [body, *pools] if body is not None else []):
+            break
+        await asyncio.sleep(_CACHE_CATCH_UP_DELAY * (i + 1))
+    if ctx.triggers.read(key, [body, *pools] if body is not None else [], fresh=not cached):
+        ctx.wake(key)
     if body is None or going:
         return None
     own = finalizer_of(ctx.settings.shard)
