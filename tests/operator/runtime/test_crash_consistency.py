@@ -24,7 +24,7 @@ from typing import Any
 
 import kmock
 import pytest
-from kube_emulator import CORE, Fault, KubeEmulator, declare
+from kube_emulator import CORE, PVC_PROTECTION, Fault, KubeEmulator, declare
 from operator_support import condition, eventually, kubeconfig_for, management, seed_control_plane, seed_documents
 
 from tenant_support import load_example
@@ -312,13 +312,45 @@ def _tenant_gone(here: Stand) -> bool:
     return here.mgmt.get(TC, *KEY) is None
 
 
+DISKS = {"pv-a": "local-zfs:vm-1-disk-a", "pv-b": "local-zfs:vm-1-disk-b"}
+
+
+def _volumes(tenant: KubeEmulator) -> None:
+    """Two disks in the tenant: claims, protected, mounted by one pod; the CSI driver frees them late."""
+    tenant.pv_release_delay = 0.5
+    for pv, disk in DISKS.items():
+        tenant.put("v1/persistentvolumes", {"metadata": {"name": pv}, "spec": {"csi": {"volumeHandle": disk}}})
+        tenant.put("v1/persistentvolumeclaims", {"metadata": {"name": f"data-{pv}", "namespace": "app",
+                                                              "finalizers": [PVC_PROTECTION]},
+                                                 "spec": {"volumeName": pv}})
+    mounts = [{"name": pv, "persistentVolumeClaim": {"claimName": f"data-{pv}"}} for pv in DISKS]
+    tenant.put("v1/pods", {"metadata": {"name": "db", "namespace": "app"}, "spec": {"volumes": mounts}})
+
+
+def _teardown_records(here: Stand) -> list[dict[str, Any]]:
+    """Every `status.teardown` the TenantCluster ever carried, in order (its history outlives it)."""
+    held = next((o for (res, ns, name), o in here.mgmt.objects.items()
+                 if res.plural == "tenantclusters" and (ns, name) == KEY), None)
+    bodies = [dict(b) for b in (held.history if held is not None else []) if b is not None]
+    return [(b.get("status") or {}).get("teardown") or {} for b in bodies]
+
+
+def _freed_records(here: Stand) -> list[list[str]]:
+    """Every `status.teardown.freed.volumes` the TenantCluster ever carried, in order."""
+    return [(t.get("freed") or {}).get("volumes") or [] for t in _teardown_records(here)]
+
+
 async def _teardown(
-    tmp_path: Path, cut: Callable[[str], bool] | None
+    tmp_path: Path, cut: Callable[[str], bool] | None, disks: bool = False
 ) -> tuple[dict[str, Any], list[str], dict[str, Any] | None]:
     """A tenant created, deleted, and its teardown cut where `cut` says and resumed (None: uncut): the
-    state left, the teardown's writes, and the state at the kill if the TenantCluster was gone by then."""
+    state left, the teardown's writes, and the state at the kill if the TenantCluster was gone by then.
+    `disks`: the tenant holds two volumes; no record may say a disk was freed before the CSI driver
+    freed it, and the last record names both."""
     async with stand(tmp_path) as here:
         await converge(here)
+        if disks:
+            _volumes(here.tenant)
         generated = here.mgmt.get("v1/secrets", KEY[0], TALOS_SECRETS)  # the teardown deletes it
         await _delete_tenant(here)
         base = here.writes
@@ -336,6 +368,10 @@ async def _teardown(
             await eventually(lambda: _tenant_gone(here), timeout=60)
         await here.quiet()
         await here.stop()
+        if disks:
+            records = [r for r in _freed_records(here) if r]
+            assert records and set(records[-1]) == set(DISKS.values()), (records, _teardown_records(here)[-3:])
+            assert all(set(r) <= set(here.tenant.freed_disks) for r in records), (records, here.tenant.freed_disks)
         return state(here, generated), here.sequence[base:], gone_at_kill
 
 
@@ -446,16 +482,17 @@ def uncut_pool_change(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[st
 
 
 def check_pool_change_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
-    """Every write of the change pass, or its first, the TalosConfigTemplate's delete and its create again
-    (the replace step), and the MachineDeployment's update."""
+    """The replace step: killed with the TalosConfigTemplate deleted but not yet created again. `every`
+    adds the pass's every write, the template's delete and the MachineDeployment's update."""
     expected, sequence = uncut
     assert sequence.count("talosconfigtemplates") >= 2, f"the change replaces the template: {sequence}"
     cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
-        f"after {n} writes": functools.partial(after_writes, n) for n in (range(len(sequence)) if every else (0,))
+        "between the template's delete and create": functools.partial(on_write_of, "talosconfigtemplates", 2),
     }
-    cuts["at the template's delete"] = functools.partial(on_write_of, "talosconfigtemplates", 1)
-    cuts["between the template's delete and create"] = functools.partial(on_write_of, "talosconfigtemplates", 2)
-    cuts["at the MachineDeployment's update"] = functools.partial(on_write_of, "machinedeployments", 1)
+    if every:
+        cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
+        cuts["at the template's delete"] = functools.partial(on_write_of, "talosconfigtemplates", 1)
+        cuts["at the MachineDeployment's update"] = functools.partial(on_write_of, "machinedeployments", 1)
     outcomes = {
         where: _diff(expected, asyncio.run(_pool_change(tmp_path / f"cut-{i}", cut()))[0])
         for i, (where, cut) in enumerate(cuts.items())
@@ -467,8 +504,8 @@ def check_pool_change_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Pa
 def test_a_pool_change_killed_in_its_replace_step_resumes_to_the_same_objects(
     uncut_pool_change: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
-    """Killed with the TalosConfigTemplate deleted but not yet created again (and at the pass's first
-    write and the MachineDeployment's update): a fresh process ends where an uncut pass does."""
+    """Killed with the TalosConfigTemplate deleted but not yet created again: a fresh process ends where
+    an uncut pass does (the other cut points of the pass are `make slow`'s)."""
     check_pool_change_cuts(uncut_pool_change, tmp_path, every=False)
 
 
@@ -504,3 +541,44 @@ def test_a_change_made_while_the_watch_streams_were_cut_is_acted_on(
             return state(here)
 
     assert _diff(expected, asyncio.run(run())) == []
+
+
+@pytest.fixture(scope="module")
+def uncut_teardown_with_disks(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
+    left, sequence, _ = asyncio.run(_teardown(tmp_path_factory.mktemp("uncut-teardown-disks"), None, disks=True))
+    return left, sequence
+
+
+def check_disk_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
+    """Killed between the two claims' deletes (and, `every`, at the first, at the pod's delete and at
+    every write): the resumed process finishes, the CSI driver freed both disks, no record named a disk
+    before it was freed, and the end state is the uncut teardown's."""
+    expected, sequence = uncut
+    assert sequence.count("persistentvolumeclaims") == len(DISKS) and "pods" in sequence, sequence
+    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+        "at the second claim's delete": functools.partial(on_write_of, "persistentvolumeclaims", 2),
+    }
+    if every:
+        cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
+        cuts["at the first claim's delete"] = functools.partial(on_write_of, "persistentvolumeclaims", 1)
+        cuts["at the pod's delete"] = functools.partial(on_write_of, "pods", 1)
+    outcomes: dict[str, list[str]] = {}
+    for i, (where, cut) in enumerate(cuts.items()):
+        left, _, gone_at_kill = asyncio.run(_teardown(tmp_path / f"cut-{i}", cut(), disks=True))
+        outcomes[where] = _diff(expected, left) + (["released early"] if gone_at_kill is not None else [])
+    broken = {where: d for where, d in outcomes.items() if d}
+    assert not broken, f"teardown-with-disks cut points whose resumed run differs: {broken}"
+
+
+def test_a_teardown_killed_while_freeing_disks_frees_them_once_and_says_so(
+    uncut_teardown_with_disks: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_disk_cuts(uncut_teardown_with_disks, tmp_path, every=False)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_a_teardown_with_disks_killed_at_every_write_resumes_to_the_same_end(
+    uncut_teardown_with_disks: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_disk_cuts(uncut_teardown_with_disks, tmp_path, every=True)
