@@ -138,6 +138,18 @@ def test_a_missing_controller_is_a_finding() -> None:
     assert messages == ["the csi controller is not rendered"]
 
 
+def test_every_controller_is_checked_after_one_that_is_missing() -> None:
+    """The capmox owner (the ProxmoxCluster) comes first: gone, the others are still held to their Secret."""
+    objects, bootstrap, creds = _objects()
+    objects = [o for o in objects if o["kind"] != "ProxmoxCluster"]
+    ccm = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "acme-pccm")
+    volume = next(v for v in ccm["spec"]["template"]["spec"]["volumes"] if v["name"] == "proxmox-credentials")
+    volume["secret"]["secretName"] = "elsewhere"
+    messages = [p.message for p in errors(audit_objects(objects, bootstrap, creds))]
+    assert "the capmox controller is not rendered" in messages
+    assert "the ccm controller must name its own Secret 'pve-ccm-acme', found ['elsewhere']" in messages
+
+
 def test_sharing_a_secret_between_controllers_warns(tmp_path: Path) -> None:
     docs = load_example("proxmox.yaml")
     px = doc(docs, "TenantCluster")["spec"]["proxmox"]

@@ -73,3 +73,25 @@ def test_secret_data_decodes_data_and_overlays_string_data() -> None:
     secret = {"data": {"url": base64.b64encode(b"https://a:8006").decode(), "token": "%%%"},
               "stringData": {"secret": "s"}}
     assert secret_data(secret) == {"url": "https://a:8006", "token": "", "secret": "s"}
+
+
+@pytest.mark.parametrize(
+    ("data", "spec_insecure", "says"),
+    [({**GOOD, "insecure": "yes"}, False, "skip TLS verification while the spec says insecure: false; "
+                                           'write insecure: "false"'),
+     (GOOD, True, 'verify TLS verification while the spec says insecure: true; write insecure: "true"')],
+)
+def test_a_contradicting_insecure_key_says_what_capmox_does_and_what_to_write(
+    data: dict[str, str], spec_insecure: bool, says: str
+) -> None:
+    (finding,) = check_capmox_secret(data, spec_insecure)
+    assert finding.message == f"key insecure makes capmox {says}"
+
+
+def test_the_secret_is_labelled_as_tenantctls() -> None:
+    from tenantctl.credentials.capmox import capmox_secret
+
+    secret = capmox_secret("capmox-acme", "tenant-acme", url="https://pve.example:8006", token_id="t@pve!x",
+                           token_secret="s", insecure=False)
+    assert secret["metadata"] == {"name": "capmox-acme", "namespace": "tenant-acme",
+                                  "labels": {"app.kubernetes.io/managed-by": "tenantctl"}}

@@ -104,6 +104,11 @@ def test_a_url_that_is_not_https_host_port_is_refused(url: str, message: str) ->
     assert result.stdout == ""
 
 
+def test_a_url_without_a_scheme_says_what_to_give() -> None:
+    result = run(*replace(GOOD, "--url", "pve.example:8006"))
+    assert "give https://host:8006, e.g. https://pve.example:8006" in result.stderr.replace("\n", "")
+
+
 def test_the_api_suffix_refusal_says_what_to_give_instead() -> None:
     result = run(*replace(GOOD, "--url", "https://pve.example:8006/api2/json"))
     assert "fail with 501; use https://pve.example:8006" in result.stderr.replace("\n", "")

@@ -269,6 +269,7 @@ def test_memory_adjustment_scales_what_a_node_offers(stand: FakePve, run_doctor:
     assert "4.0 GiB reservable on pve1 (50% of 8.0 GiB" in rows[0].seen
     (row,) = run_doctor(tenant_spec(hints(0))).of("memory")
     assert row.status is Status.WARN and row.seen.startswith("0: capmox places VMs without a memory check")
+    assert row.advice == "set memoryAdjustment (100 = a node's memory) so a full node is refused at clone time"
 
 
 def test_pve9_warns_about_ccm_ha_groups(stand: FakePve, run_doctor: RunDoctor) -> None:

@@ -66,3 +66,12 @@ def test_capacity_of_a_range_is_its_length_less_reserved(start: int, length: int
     entry = parse_address_entry(f"{first}-{last}")
     count = usable_addresses([entry], 32, None)
     assert count == end - start + 1
+
+
+def test_a_value_is_shown_whole_up_to_80_characters_and_cut_after() -> None:
+    from tenantctl.spec.errors import shown
+
+    exact = "x" * 78  # repr adds the two quotes: 80 characters
+    assert shown(exact) == repr(exact)
+    longer = "x" * 79
+    assert shown(longer) == f"{repr(longer)[:80]}… (81 characters)"

@@ -112,3 +112,26 @@ def test_formats_kubernetes_enforces(fmt: str, good: object, bad: object) -> Non
     assert KUBERNETES_FORMATS.conforms(good, fmt)
     assert not KUBERNETES_FORMATS.conforms(bad, fmt)
     assert KUBERNETES_FORMATS.conforms(None, fmt)  # other types are the `type` keyword's job
+
+
+def test_a_kubernetes_cel_function_refuses_a_wrong_argument_in_its_own_name() -> None:
+    """`quantity(...).asInteger()` on an IP says `asInteger: no such overload`, as the API server names it:
+    each typed function's refusal carries the name the library registers it under."""
+    import inspect
+
+    from tenantctl.validate.cel_types import TYPE_FUNCTIONS
+
+    # These compare through compareTo and refuse in its name.
+    delegates = {"isGreaterThan": "compareTo", "isLessThan": "compareTo"}
+    checked = 0
+    for name, function in TYPE_FUNCTIONS.items():
+        arity = len(inspect.signature(function).parameters)
+        try:
+            function(*[{"not": "a typed value"}] * arity)
+        except TypeError as exc:
+            if "no such overload" in str(exc):
+                assert str(exc).startswith(f"{delegates.get(name, name)}: "), (name, str(exc))
+                checked += 1
+        except Exception:  # functions of plain values refuse in their own way
+            continue
+    assert checked >= 20, f"only {checked} typed functions checked"

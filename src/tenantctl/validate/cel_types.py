@@ -356,19 +356,24 @@ def url_scheme(value: Any) -> str:
     return str(_url_parts(value, "getScheme").scheme)
 
 
+def _host(value: Any, function: str) -> str:
+    """host[:port] of a URL value; a refusal names the CEL function that was called."""
+    return str(_url_parts(value, function).netloc.rpartition("@")[2])
+
+
 def url_host(value: Any) -> str:
-    return str(_url_parts(value, "getHost").netloc.rpartition("@")[2])
+    return _host(value, "getHost")
 
 
 def url_hostname(value: Any) -> str:
-    host = url_host(value)
+    host = _host(value, "getHostname")
     if host.startswith("["):
         return host[1 : host.index("]")]
     return host.rpartition(":")[0] if ":" in host else host
 
 
 def url_port(value: Any) -> str:
-    host = url_host(value)
+    host = _host(value, "getPort")
     tail = host[host.index("]") + 1 :] if host.startswith("[") else host
     return tail.rpartition(":")[2] if ":" in tail else ""
 

@@ -93,7 +93,7 @@ async def test_a_live_address_pool_too_short_for_the_input_is_named(mgmt: KubeEm
     seed_management(mgmt, docs, None)
     await applied(mgmt, docs)
     declare(mgmt, [POOLS])
-    set_status(mgmt, "MachineDeployment", "acme-md0", {"replicas": 2})
+    set_status(mgmt, "MachineDeployment", "acme-md0", {})  # no status yet: its spec's 2 machines count
     mgmt.put(POOLS[0], {"apiVersion": "ipam.cluster.x-k8s.io/v1alpha2", "kind": "InClusterIPPool",
                         "metadata": {"name": "acme-v4-icip", "namespace": NS},
                         "status": {"ipAddresses": {"total": 51, "used": 50, "free": 1}}})
