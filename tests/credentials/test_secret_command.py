@@ -128,6 +128,13 @@ def test_an_unset_or_empty_variable_is_refused_by_name(env: dict[str, str]) -> N
     assert "--token-secret-env: environment variable PVE_TOKEN_SECRET is unset or empty" in result.stderr
 
 
+def test_a_secret_with_whitespace_is_refused_by_the_flag_without_its_value() -> None:
+    result = run(*GOOD, env={"PVE_TOKEN_SECRET": "abc def"})
+    assert result.exit_code == 2
+    assert "--token-secret-env: environment variable PVE_TOKEN_SECRET contains whitespace" in result.stderr
+    assert "abc def" not in result.stdout + result.stderr
+
+
 def test_the_secret_passed_as_the_variable_name_is_not_echoed() -> None:
     result = run(*replace(GOOD, "--token-secret-env", TOKEN))
     assert result.exit_code == 2

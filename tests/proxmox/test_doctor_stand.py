@@ -364,3 +364,37 @@ def test_tls_row_names_the_failed_verification(stand: FakePve, tenant_spec: Any)
 def test_tls_passes_after_a_verified_handshake(run_doctor: RunDoctor) -> None:
     (tls,) = run_doctor().of("tls")
     assert tls.status is Status.PASS and tls.seen.startswith("connected; certificate verified against CA file")
+
+
+# Every row a check can write, named here by hand: a row under another name would not be found by a
+# person (or a script) filtering the report by check.
+ROW_NAMES = frozenset({
+    "url", "tls", "auth", "version", "nodes", "template", "placement", "clone", "cpu-type", "memory", "cores",
+    "csi-storage", "pool", "bridge", "ipam", "gateway", "capacity", "privileges", "talos",
+})
+
+
+@pytest.mark.parametrize("variant", ["clean", "full clone", "template id", "spread per node", "cpu from template"])
+def test_every_row_carries_the_name_of_its_check(
+    variant: str, stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any
+) -> None:
+    edits: dict[str, Callable[[dict[str, Any], dict[str, Any]], object]] = {
+        "clean": lambda c, p: None,
+        "full clone": lambda c, p: _pool_spec(p).update(full=True),
+        "template id": lambda c, p: (_pool_spec(p).pop("templateTags"), _pool_spec(p).update(templateID=TEMPLATE)),
+        "spread per node": _spread(per_node=True),
+        "cpu from template": lambda c, p: p["spec"]["resources"].pop("cpu"),
+    }
+    if variant == "spread per node":
+        _node_copies(stand, ("pve1", "pve2"))
+    stand.vm(TEMPLATE).config["cores"] = "3"
+    rows = run_doctor(tenant_spec(edits[variant])).rows
+    assert {r.check for r in rows} <= ROW_NAMES, {r.check for r in rows} - ROW_NAMES
+    by_check = {r.check for r in rows}
+    assert {"nodes", "template", "clone", "memory", "cores"} <= by_check
+    if variant == "cpu from template":
+        (cores,) = [r for r in rows if r.check == "cores"]
+        assert cores.seen == "3 vCPUs per VM fit every node of the pool"
+    if variant == "full clone":
+        (clone,) = [r for r in rows if r.check == "clone"]
+        assert clone.seen == "full clone onto the template's own storage"

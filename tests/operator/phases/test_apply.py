@@ -307,6 +307,9 @@ async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator
     ]
     assert deleted[0][1].startswith("demo-big-")
     assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-demo", "demo-md0") is not None
+    said = {e.get("message") for e in events(mgmt)}
+    assert {"pruned MachineDeployment/demo-big: no longer rendered",
+            "pruned TalosConfigTemplate/demo-big: no longer rendered"} <= said, said
 
 
 @pytest.mark.parametrize("status", [409, 500])

@@ -12,7 +12,6 @@ from tenantctl.proxmox.checks._context import (
     Context,
     describe,
     pool_templates,
-    resolve_template,
     template_nodes,
     unreadable,
 )
@@ -21,7 +20,7 @@ from tenantctl.proxmox.report import Row
 from tenantctl.proxmox.storage import LINKED_CLONE, template_disks
 from tenantctl.proxmox.templates import select_templates, selector_tags
 from tenantctl.render.proxmox import template_match_tags
-from tenantctl.spec import ProxmoxPoolSpec
+from tenantctl.spec import NodePool, ProxmoxPoolSpec
 from tenantctl.spec.placement import pool_nodes
 
 # ------------------------------------------------------------------ nodes
@@ -173,10 +172,12 @@ def _placement_rows(
 
 
 def check_clone_storage(ctx: Context) -> list[Row]:
+    """Per template a pool clones (each node's copy under perNodeTemplates)."""
     rows: list[Row] = []
-    for name, spec in ctx.proxmox_pools:
-        subject = f"NodePool/{name}"
-        vm = resolve_template(spec, ctx.inv, ctx.tenant.spec.talos.version)
+    for pool, node, vm in _templates_or_none(ctx):
+        spec = pool.spec.proxmox
+        assert spec is not None
+        subject = f"NodePool/{pool.metadata.name}" + (f" on {node}" if node else "")
         if spec.full:
             rows.append(_full_clone_row(subject, spec, vm, ctx.inv))
             continue
@@ -200,6 +201,15 @@ def check_clone_storage(ctx: Context) -> list[Row]:
             stores = ", ".join(sorted({d.storage for d in disks})) or "no disks"
             rows.append(Row("clone", subject, PASS, f"linked clones from base volumes on {stores}"))
     return rows
+
+
+def _templates_or_none(ctx: Context) -> list[tuple[NodePool, str | None, Mapping[str, Any] | None]]:
+    """Each pool's templates as `pool_templates` resolves them, and (pool, None, None) for a pool whose
+    template does not resolve (a full clone's target storage is still checked)."""
+    found = pool_templates(ctx)
+    resolved = {p.metadata.name for p, _, _ in found}
+    missing = [(p, None, None) for p in ctx.pools if p.spec.proxmox is not None and p.metadata.name not in resolved]
+    return [*found, *missing]
 
 
 def _full_clone_row(subject: str, spec: ProxmoxPoolSpec, vm: Mapping[str, Any] | None, inv: Inventory) -> Row:
