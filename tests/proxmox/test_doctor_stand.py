@@ -272,6 +272,16 @@ def test_memory_adjustment_scales_what_a_node_offers(stand: FakePve, run_doctor:
     assert row.advice == "set memoryAdjustment (100 = a node's memory) so a full node is refused at clone time"
 
 
+def test_a_template_selected_by_tags_on_another_node_than_sourcenode_warns(
+    run_doctor: RunDoctor, tenant_spec: Any
+) -> None:
+    (row,) = [r for r in run_doctor(tenant_spec(lambda c, p: _pool_spec(p).update(sourceNode="pve2"))).rows
+              if r.check == "placement" and r.status is Status.WARN]
+    assert row.subject == "NodePool/md0"
+    assert row.seen == "the selected template lives on pve1; sourceNode is pve2"
+    assert "ignores sourceNode with templateTags" in row.advice
+
+
 def test_pve9_warns_about_ccm_ha_groups(stand: FakePve, run_doctor: RunDoctor) -> None:
     stand.version = "9.0.10"
     (row,) = run_doctor().of("version")

@@ -309,3 +309,10 @@ def test_a_percentage_that_rounds_to_zero_in_a_node_group_warns() -> None:
     assert warning.message.startswith("50% of a node group of 1 machine(s) is 0")
     for fine in ("100%", 1, "1"):
         assert not [w for w in parse_tenant_documents(docs_with(spread(fine))).warnings if "maxUnhealthy" in w.path]
+
+
+def test_two_pools_with_the_same_vmid_range_are_refused_not_crashed_on() -> None:
+    same = {"vmIDRange": {"start": 5000, "end": 5010}}
+    with pytest.raises(InvalidInput) as err:
+        parse_tenant_documents(_two_pools(same, same))
+    assert [p.path for p in err.value.errors] == [f"{QPOOL.replace('md0', 'md1')}.vmIDRange"]
