@@ -272,6 +272,16 @@ def test_memory_adjustment_scales_what_a_node_offers(stand: FakePve, run_doctor:
     assert row.advice == "set memoryAdjustment (100 = a node's memory) so a full node is refused at clone time"
 
 
+def test_a_template_on_a_storage_type_the_doctor_does_not_know_cannot_be_linked_cloned(
+    stand: FakePve, run_doctor: RunDoctor
+) -> None:
+    stand.storages["odd"] = {"type": "somefs", "active": 1, "content": "images", "shared": 1, "files": set()}
+    stand.vm(TEMPLATE).config["scsi0"] = "odd:base-9000-disk-0,size=4G"
+    (row,) = run_doctor().of("clone")
+    assert row.status is Status.FAIL
+    assert "scsi0 is on odd (type somefs), which cannot hold linked clones" in row.seen
+
+
 def test_a_template_selected_by_tags_on_another_node_than_sourcenode_warns(
     run_doctor: RunDoctor, tenant_spec: Any
 ) -> None:
@@ -343,6 +353,9 @@ def test_privileges_at_an_unresolved_template_are_not_guessed(stand: FakePve, ru
     stand.vm(TEMPLATE).config["tags"] = "talos;talos-v1.13.6;zfs"
     rows = run_doctor().of("privileges")
     assert [r.status for r in rows if "<template" in r.subject] == [Status.WARN, Status.WARN]
+    assert {r.subject for r in rows if "<template" in r.subject} == {
+        "capmox at /vms/<template of md0>", "capmox at /storage/<template storage of md0>",
+    }
     assert not [r for r in rows if r.status is Status.FAIL]
 
 
