@@ -73,18 +73,12 @@ def render_proxmox_cluster(cluster: TenantCluster) -> dict[str, Any]:
         "externalManagedControlPlane": True,
         "allowedNodes": list(px.allowed_nodes),
         "dnsServers": list(px.dns_servers),
-        "ipv4Config": {
-            "addresses": list(px.ipv4_config.addresses),
-            "prefix": px.ipv4_config.prefix,
-            "gateway": px.ipv4_config.gateway,
-            "metric": _DEFAULT_ROUTE_METRIC,
-        },
     }
-    if px.ipv6_config is not None:
-        spec["ipv6Config"] = {
-            "addresses": list(px.ipv6_config.addresses),
-            "prefix": px.ipv6_config.prefix,
-            "gateway": px.ipv6_config.gateway,
+    for version, config in px.address_configs:
+        spec[f"ipv{version}Config"] = {
+            "addresses": list(config.addresses),
+            "prefix": config.prefix,
+            "gateway": config.gateway,
             "metric": _DEFAULT_ROUTE_METRIC,
         }
     spec["credentialsRef"] = {"name": px.credentials_secret_name, "namespace": names.namespace}
@@ -117,9 +111,8 @@ def _additional_device(names: Names, pool: NodePool, dev: AdditionalDeviceSpec) 
         device["vlan"] = dev.vlan
     if dev.mtu is not None:
         device["mtu"] = dev.mtu
-    for version, family in ((4, dev.ipv4), (6, dev.ipv6)):
-        if family is not None:
-            device[f"ipv{version}PoolRef"] = _pool_ref(names.address_pool(pool, dev.name, version))
+    for version, _ in dev.address_pools:
+        device[f"ipv{version}PoolRef"] = _pool_ref(names.address_pool(pool, dev.name, version))
     return device
 
 
@@ -208,6 +201,5 @@ def render_address_pools(cluster: TenantCluster, pool: NodePool) -> list[dict[st
     return [
         _address_pool(names, pool, dev, version, family)
         for dev in px.network.additional_devices
-        for version, family in ((4, dev.ipv4), (6, dev.ipv6))
-        if family is not None
+        for version, family in dev.address_pools
     ]

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tenantctl.problems import Problems
-from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, parsed_entries, usable_addresses
 from tenantctl.spec.nodepool import NodePool
-from tenantctl.spec.placement import NodeGroup, node_groups
+from tenantctl.spec.placement import at_once_text, machines_at_once
 from tenantctl.spec.tenant import TenantCluster
 
 __all__ = [
@@ -24,7 +24,6 @@ __all__ = [
     "check_address_overlaps",
     "check_address_pool",
     "check_device_capacity",
-    "need_text",
     "pool_usable",
     "worker_pools",
 ]
@@ -96,16 +95,6 @@ class WorkerPool:
     entries: tuple[AddressEntry, ...]
 
 
-def _entries(addresses: Sequence[str], version: int) -> tuple[AddressEntry, ...]:
-    out = []
-    for entry in addresses:
-        try:
-            out.append(parse_address_entry(entry, version))
-        except ValueError:
-            continue
-    return tuple(out)
-
-
 def worker_pools(tc: TenantCluster, pools: Sequence[NodePool]) -> list[WorkerPool]:
     """Every pool a Proxmox tenant's workers take addresses from: the cluster's, on each segment its
     pools' default NIC uses, and each pool's further NICs'."""
@@ -115,11 +104,9 @@ def worker_pools(tc: TenantCluster, pools: Sequence[NodePool]) -> list[WorkerPoo
     at = f"TenantCluster/{tc.metadata.namespace}/{tc.metadata.name}.spec.proxmox"
     out: list[WorkerPool] = []
     segments = {(p.spec.proxmox.network.bridge, p.spec.proxmox.network.vlan) for p in pools if p.spec.proxmox}
-    for version, cfg in ((4, px.ipv4_config), (6, px.ipv6_config)):
-        if cfg is None:
-            continue
-        for segment in sorted(segments, key=str):
-            out.append(WorkerPool(f"{at}.ipv{version}Config", segment, version, _entries(cfg.addresses, version)))
+    for version, cfg in px.address_configs:
+        entries = tuple(parsed_entries(cfg.addresses, version))
+        out += [WorkerPool(f"{at}.ipv{version}Config", s, version, entries) for s in sorted(segments, key=str)]
     for pool in pools:
         ppx = pool.spec.proxmox
         if ppx is None:
@@ -129,10 +116,9 @@ def worker_pools(tc: TenantCluster, pools: Sequence[NodePool]) -> list[WorkerPoo
                 f"NodePool/{pool.metadata.namespace}/{pool.metadata.name}.spec.proxmox.network"
                 f".additionalDevices[{i}]"
             )
-            for version, dpool in ((4, dev.ipv4), (6, dev.ipv6)):
-                if dpool is not None:
-                    out.append(WorkerPool(f"{base}.ipv{version}", (dev.bridge, dev.vlan), version,
-                                          _entries(dpool.addresses, version)))
+            for version, dpool in dev.address_pools:
+                out.append(WorkerPool(f"{base}.ipv{version}", (dev.bridge, dev.vlan), version,
+                                      tuple(parsed_entries(dpool.addresses, version))))
     return out
 
 
@@ -189,23 +175,14 @@ def check_device_capacity(tc: TenantCluster, pool: NodePool, problems: Problems)
     px = pool.spec.proxmox
     if px is None:
         return
-    groups = node_groups(pool, tc)
-    surge = pool.spec.rolling_update.max_surge
-    need = sum(g.at_once(surge) for g in groups)
+    need = machines_at_once(pool, tc)
     for i, dev in enumerate(px.network.additional_devices):
-        for version, dpool in ((4, dev.ipv4), (6, dev.ipv6)):
-            if dpool is None:
-                continue
+        for version, dpool in dev.address_pools:
             have = pool_usable(dpool.addresses, dpool.prefix, dpool.gateway, version)
             if have is not None and have < need:
                 problems.error(
                     f"NodePool/{pool.metadata.name}.spec.proxmox.network.additionalDevices[{i}].ipv{version}"
                     ".addresses",
                     f"{have} usable addresses, but {dev.name} of this pool's machines can need {need} at once "
-                    f"({need_text(groups, surge)}); IPAM claims beyond the pool hang silently",
+                    f"({at_once_text(pool, tc)}); IPAM claims beyond the pool hang silently",
                 )
-
-
-def need_text(groups: Sequence[NodeGroup], surge: int) -> str:
-    """`51+1`, or `pve1 2+1, pve2 1+1`: what each MachineDeployment can hold at once (replicas + its surge)."""
-    return ", ".join(f"{g.node + ' ' if g.node else ''}{g.ceiling}+{g.surge(surge)}" for g in groups)

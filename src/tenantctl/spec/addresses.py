@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import bisect
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tenantctl.spec.patterns import LITERAL_IP_CHARS, full_match
 
-__all__ = ["AddressEntry", "is_literal_ip", "parse_address_entry", "usable_addresses"]
+__all__ = ["AddressEntry", "is_literal_ip", "parse_address_entry", "parsed_entries", "usable_addresses"]
 
 def is_literal_ip(value: str) -> bool:
     """True for a bare IPv4 or IPv6 address literal and nothing else."""
@@ -58,6 +59,17 @@ def parse_address_entry(entry: str, version: int = 4) -> AddressEntry:
         return AddressEntry(net.network_address, net.broadcast_address)
     addr = _address(text, entry, version)
     return AddressEntry(addr, addr)
+
+
+def parsed_entries(addresses: Iterable[str], version: int = 4) -> list[AddressEntry]:
+    """The entries that parse, for comparing pools; those that do not are refused by their own checks."""
+    out = []
+    for entry in addresses:
+        try:
+            out.append(parse_address_entry(entry, version))
+        except ValueError:
+            continue
+    return out
 
 
 def _address(text: str, entry: str, version: int) -> Address:

@@ -14,8 +14,8 @@ from decimal import Decimal
 from tenantctl.problems import Problems
 from tenantctl.spec import syntax
 from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
-from tenantctl.spec.address_pools import check_address_pool, check_device_capacity, need_text
-from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, usable_addresses
+from tenantctl.spec.address_pools import check_address_pool, check_device_capacity, pool_usable
+from tenantctl.spec.addresses import is_literal_ip, parse_address_entry
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.durations import DurationError, parse_go_duration
@@ -33,8 +33,8 @@ from tenantctl.spec.patterns import (
     TALOS_VERSION,
     full_match,
 )
-from tenantctl.spec.placement import node_groups
-from tenantctl.spec.pool_placement import check_node_names, check_pool_placement
+from tenantctl.spec.placement import at_once_text, machines_at_once
+from tenantctl.spec.pool_placement import check_node_list, check_pool_placement
 from tenantctl.spec.quantity import QuantityError, parse_quantity, positive_quantity
 from tenantctl.spec.storage import check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
@@ -48,7 +48,6 @@ __all__ = [
     "check_node_pool",
     "check_observed_state",
     "check_tenant_cluster",
-    "machines_at_once",
     "pool_addresses",
     "ref",
 ]
@@ -194,8 +193,7 @@ def _check_proxmox_cluster(at: str, px: ProxmoxClusterSpec | None, problems: Pro
         return
     if not px.allowed_nodes:
         problems.error(f"{base}.allowedNodes", "required on substrate proxmox: at least one Proxmox node")
-    _check_set(f"{base}.allowedNodes", px.allowed_nodes, problems)
-    check_node_names(f"{base}.allowedNodes", px.allowed_nodes, problems)
+    check_node_list(f"{base}.allowedNodes", px.allowed_nodes, problems)
     if not px.dns_servers:
         problems.error(
             f"{base}.dnsServers",
@@ -276,22 +274,9 @@ def _check_ipv4_config(base: str, px: ProxmoxClusterSpec, problems: Problems) ->
 def pool_addresses(px: ProxmoxClusterSpec) -> int | None:
     """Addresses the cluster's pool can hand out, or None when its ipv4Config does not parse."""
     cfg = px.ipv4_config
-    if cfg is None or not 0 <= cfg.prefix <= 32 or not is_literal_ip(cfg.gateway):
+    if cfg is None or not is_literal_ip(cfg.gateway):  # the gateway is required here, unlike a NIC pool's
         return None
-    entries: list[AddressEntry] = []
-    try:
-        entries = [parse_address_entry(e) for e in cfg.addresses]
-        gateway = ipaddress.IPv4Address(cfg.gateway)
-    except ValueError:
-        return None
-    return usable_addresses(entries, cfg.prefix, gateway)
-
-
-def machines_at_once(pool: NodePool, tc: TenantCluster) -> int:
-    """Machines a pool can hold at once: each MachineDeployment's ceiling plus its own surge (a spread pool's
-    node groups roll together, so each surges)."""
-    surge = pool.spec.rolling_update.max_surge
-    return sum(g.at_once(surge) for g in node_groups(pool, tc))
+    return pool_usable(cfg.addresses, cfg.prefix, cfg.gateway, 4)
 
 
 def check_ip_capacity(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
@@ -303,9 +288,7 @@ def check_ip_capacity(tc: TenantCluster, pools: Sequence[NodePool], problems: Pr
         return
     need = sum(machines_at_once(p, tc) for p in pools)
     if need > have:
-        detail = ", ".join(
-            f"{p.metadata.name}: {need_text(node_groups(p, tc), p.spec.rolling_update.max_surge)}" for p in pools
-        )
+        detail = ", ".join(f"{p.metadata.name}: {at_once_text(p, tc)}" for p in pools)
         problems.error(
             f"{ref('TenantCluster', tc.metadata.name)}.spec.proxmox.ipv4Config.addresses",
             f"{have} usable addresses, but the node pools can claim {need} at once "
@@ -534,13 +517,6 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
     for field, value in (("sourceNode", px.source_node), ("pool", px.pool), ("network.bridge", px.network.bridge)):
         if value is not None and not value.strip():
             problems.error(f"{base}.{field}", "must not be empty")
-
-
-def _check_set(path: str, items: Sequence[str], problems: Problems) -> None:
-    """A list the CRD declares a set (`x-kubernetes-list-type: set`): the API server refuses repeats."""
-    for i, item in enumerate(items):
-        if item in items[:i]:
-            problems.error(f"{path}[{i}]", f"duplicate entry {item!r} (already at index {items.index(item)})")
 
 
 # CAPI's MachineHealthCheck webhook refuses a nodeStartupTimeout under 30s (0 would disable it).

@@ -103,6 +103,11 @@ class AdditionalDeviceSpec(SpecModel):
     ipv4: DeviceAddressPoolSpec | None = Field(default=None, description="IPv4 pool of this device.")
     ipv6: DeviceAddressPoolSpec | None = Field(default=None, description="IPv6 pool of this device.")
 
+    @property
+    def address_pools(self) -> list[tuple[int, DeviceAddressPoolSpec]]:
+        """(IP version, pool) of each family the NIC draws addresses from."""
+        return [(version, pool) for version, pool in ((4, self.ipv4), (6, self.ipv6)) if pool is not None]
+
 
 class ProxmoxNetworkSpec(SpecModel):
     bridge: str = Field(default="vmbr0", max_length=64)

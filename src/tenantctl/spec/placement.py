@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from tenantctl.spec.nodepool import DEFAULT_REPLICAS, NodePool
 from tenantctl.spec.tenant import TenantCluster
 
-__all__ = ["NodeGroup", "group_key", "node_groups", "pool_nodes", "split_evenly"]
+__all__ = ["NodeGroup", "at_once_text", "group_key", "machines_at_once", "node_groups", "pool_nodes", "split_evenly"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +86,17 @@ def node_groups(pool: NodePool, cluster: TenantCluster) -> list[NodeGroup]:
         NodeGroup(group_key(node), node, (node,), r, lo, hi)
         for node, r, lo, hi in zip(nodes, replicas, lows, highs, strict=True)
     ]
+
+
+def machines_at_once(pool: NodePool, cluster: TenantCluster) -> int:
+    """Machines a pool can hold at once: each MachineDeployment's ceiling plus its own surge (a spread pool's
+    node groups roll together, so each surges): what its addresses and VMIDs must cover."""
+    surge = pool.spec.rolling_update.max_surge
+    return sum(g.at_once(surge) for g in node_groups(pool, cluster))
+
+
+def at_once_text(pool: NodePool, cluster: TenantCluster) -> str:
+    """`51+1`, or `pve1 2+1, pve2 1+1`: what `machines_at_once` adds up, per MachineDeployment."""
+    surge = pool.spec.rolling_update.max_surge
+    groups = node_groups(pool, cluster)
+    return ", ".join(f"{g.node + ' ' if g.node else ''}{g.ceiling}+{g.surge(surge)}" for g in groups)

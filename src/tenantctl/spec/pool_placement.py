@@ -12,13 +12,13 @@ from collections.abc import Sequence
 
 from tenantctl.problems import Problems
 from tenantctl.spec import syntax
-from tenantctl.spec.address_pools import check_address_pool, need_text
+from tenantctl.spec.address_pools import check_address_pool
 from tenantctl.spec.names import LABEL_MAX, machine_name_length
 from tenantctl.spec.nodepool import NodePool, ProxmoxNetworkSpec
-from tenantctl.spec.placement import group_key, node_groups, pool_nodes
+from tenantctl.spec.placement import at_once_text, group_key, machines_at_once, node_groups, pool_nodes
 from tenantctl.spec.tenant import TenantCluster
 
-__all__ = ["MTU_RULE", "check_node_names", "check_pool_placement", "check_vmid_overlaps"]
+__all__ = ["MTU_RULE", "check_node_list", "check_pool_placement", "check_vmid_overlaps"]
 
 _NODE = re.compile(syntax.PVE_NODE)
 _TAG = re.compile(syntax.PVE_TAG)
@@ -29,8 +29,12 @@ MTU_RULE = (
 )
 
 
-def check_node_names(path: str, nodes: Sequence[str], problems: Problems) -> None:
-    """Proxmox node names are host name labels; capmox compares them as written."""
+def check_node_list(path: str, nodes: Sequence[str], problems: Problems) -> None:
+    """A list of Proxmox nodes: the CRD declares it a set (the API server refuses repeats), and node
+    names are host name labels, which capmox compares as written."""
+    for i, node in enumerate(nodes):
+        if node in nodes[:i]:
+            problems.error(f"{path}[{i}]", f"duplicate entry {node!r} (already at index {nodes.index(node)})")
     for i, node in enumerate(nodes):
         if not _NODE.fullmatch(node):
             problems.error(
@@ -66,10 +70,7 @@ def _check_subset(
 ) -> None:
     if not nodes:
         problems.error(path, "must name at least one node (leave it out to use the cluster's allowedNodes)")
-    check_node_names(path, nodes, problems)
-    for i, node in enumerate(nodes):
-        if node in nodes[:i]:
-            problems.error(f"{path}[{i}]", f"duplicate entry {node!r} (already at index {nodes.index(node)})")
+    check_node_list(path, nodes, problems)
     outside = [n for n in dict.fromkeys(nodes) if n not in cluster_nodes]
     if outside:
         problems.error(
@@ -146,19 +147,17 @@ def _check_vmid_range(at: str, pool: NodePool, cluster: TenantCluster, problems:
     if rng.end < rng.start:
         problems.error(path, f"end {rng.end} is before start {rng.start}")
         return
-    groups = node_groups(pool, cluster)
-    surge = pool.spec.rolling_update.max_surge
-    need = sum(g.at_once(surge) for g in groups)
+    need = machines_at_once(pool, cluster)
     if len(rng) < need:
         problems.error(
             path,
             f"{rng.start}–{rng.end} holds {len(rng)} VMIDs, but the pool can have {need} VMs at once "
-            f"({need_text(groups, surge)}): capmox fails the next machine with \"No free vmid found in vmIDRange\"",
+            f"({at_once_text(pool, cluster)}): capmox fails the next machine with \"No free vmid found in vmIDRange\"",
         )
 
 
 def _check_tags(path: str, tags: Sequence[str], problems: Problems) -> None:
-    lowered: dict[str, int] = {}
+    first: dict[str, int] = {}
     for i, tag in enumerate(tags):
         if not _TAG.fullmatch(tag):
             problems.error(
@@ -166,9 +165,9 @@ def _check_tags(path: str, tags: Sequence[str], problems: Problems) -> None:
                 f"{tag!r} is not a Proxmox tag: lower-case letters, digits and _ first, then also - + . "
                 "(Proxmox refuses it; capmox would retry the VM config forever)",
             )
-        elif tag in lowered:
-            problems.error(f"{path}[{i}]", f"duplicate tag {tag!r} (already at index {lowered[tag]})")
-        lowered.setdefault(tag, i)
+        elif tag in first:
+            problems.error(f"{path}[{i}]", f"duplicate tag {tag!r} (already at index {first[tag]})")
+        first.setdefault(tag, i)
 
 
 def _check_mtu(path: str, mtu: int | None, problems: Problems) -> None:
@@ -191,17 +190,14 @@ def _check_network(base: str, net: ProxmoxNetworkSpec, problems: Problems) -> No
         if not dev.bridge.strip():
             problems.error(f"{at}.bridge", "must not be empty")
         _check_mtu(f"{at}.mtu", dev.mtu, problems)
-        if dev.ipv4 is None and dev.ipv6 is None:
+        if not dev.address_pools:
             problems.error(
                 at,
                 "needs ipv4 and/or ipv6 addresses: capmox v0.7.7 gives a further NIC its address only from a pool "
                 "(there is no DHCP mode), and its CRD refuses a device without one",
             )
-        for version, dpool in ((4, dev.ipv4), (6, dev.ipv6)):
-            if dpool is not None:
-                check_address_pool(
-                    f"{at}.ipv{version}", dpool.addresses, dpool.prefix, dpool.gateway, version, problems
-                )
+        for version, dpool in dev.address_pools:
+            check_address_pool(f"{at}.ipv{version}", dpool.addresses, dpool.prefix, dpool.gateway, version, problems)
 
 
 def check_vmid_overlaps(pools: Sequence[NodePool], problems: Problems) -> None:

@@ -242,6 +242,14 @@ class ProxmoxClusterSpec(SpecModel):
     ccm: CCMSpec = Field(default_factory=CCMSpec)
     csi: CSISpec = Field(default_factory=CSISpec)
 
+    @property
+    def address_configs(self) -> list[tuple[int, IPv4ConfigSpec | IPv6ConfigSpec]]:
+        """(IP version, config) of each family the workers' default NIC gets an address of."""
+        configs: tuple[tuple[int, IPv4ConfigSpec | IPv6ConfigSpec | None], ...] = (
+            (4, self.ipv4_config), (6, self.ipv6_config),
+        )
+        return [(version, config) for version, config in configs if config is not None]
+
 
 class TenantClusterSpec(SpecModel):
     version: str = Field(

@@ -16,9 +16,9 @@ from tenantctl.render import Names
 from tenantctl.render.meta import POOL_LABEL
 from tenantctl.render.proxmox import CAIP_API
 from tenantctl.spec import NodePool, TenantCluster
-from tenantctl.spec.checks import machines_at_once
+from tenantctl.spec.placement import machines_at_once
 
-__all__ = ["address_warnings", "capmox_pool_name"]
+__all__ = ["address_warnings", "capmox_pool_name", "machines_of"]
 
 Obj = Mapping[str, Any]
 
@@ -28,15 +28,18 @@ def capmox_pool_name(cluster: TenantCluster, version: int) -> str:
     return f"{cluster.metadata.name}-v{version}-icip"
 
 
+def machines_of(md: Obj) -> int:
+    """The machines a MachineDeployment holds now: its status says, its spec until it has one."""
+    workers = (md.get("status") or {}).get("replicas")
+    if workers is None:
+        workers = (md.get("spec") or {}).get("replicas", 0)
+    return int(workers or 0)
+
+
 def _running(machine_deployments: Sequence[Obj], pool: str | None = None) -> int:
     """Machines the MachineDeployments (of one pool, or all) hold now."""
-    total = 0
-    for md in machine_deployments:
-        if pool is not None and (md["metadata"].get("labels") or {}).get(POOL_LABEL) != pool:
-            continue
-        status = md.get("status") or {}
-        total += int(status.get("replicas") or (md.get("spec") or {}).get("replicas") or 0)
-    return total
+    return sum(machines_of(md) for md in machine_deployments
+               if pool is None or (md["metadata"].get("labels") or {}).get(POOL_LABEL) == pool)
 
 
 async def address_warnings(
@@ -52,16 +55,14 @@ async def address_warnings(
     wanted: list[tuple[str, int, int]] = []
     everything = sum(machines_at_once(p, cluster) for p in pools)
     px = cluster.spec.proxmox
-    for version, config in ((4, px.ipv4_config), (6, px.ipv6_config)):
-        if config is not None:
-            wanted.append((capmox_pool_name(cluster, version), everything, _running(machine_deployments)))
+    for version, _ in px.address_configs:
+        wanted.append((capmox_pool_name(cluster, version), everything, _running(machine_deployments)))
     for pool in pools:
         ppx = pool.spec.proxmox
         for dev in ppx.network.additional_devices if ppx else []:
-            for version, family in ((4, dev.ipv4), (6, dev.ipv6)):
-                if family is not None:
-                    wanted.append((names.address_pool(pool, dev.name, version), machines_at_once(pool, cluster),
-                                   _running(machine_deployments, pool.metadata.name)))
+            for version, _ in dev.address_pools:
+                wanted.append((names.address_pool(pool, dev.name, version), machines_at_once(pool, cluster),
+                               _running(machine_deployments, pool.metadata.name)))
     lines: list[str] = []
     for name, need, held in wanted:
         live = await api.get(res, name, names.namespace)

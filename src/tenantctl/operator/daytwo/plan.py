@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from tenantctl.operator.config.settings import OperatorSettings
-from tenantctl.operator.daytwo.address_capacity import address_warnings
+from tenantctl.operator.daytwo.address_capacity import address_warnings, machines_of
 from tenantctl.operator.kube.client import KubeClient, Resource
 from tenantctl.operator.phases.apply import REPLACE_ON_IMMUTABLE, comparable, covers, kind_key
 from tenantctl.operator.phases.observe import (
@@ -36,6 +36,8 @@ from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_change_fr
 __all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster", "upgrade_sequence"]
 
 Obj = dict[str, Any]
+GroupKey = tuple[str | None, str | None]
+"""(pool, node group): None as the group stands for the whole pool."""
 API = "tenantctl.io/v1alpha1"
 DEFAULT_MANAGEMENT_DOMAIN = OperatorSettings.management_cluster_domain
 _MACHINE_TEMPLATES = frozenset({"ProxmoxMachineTemplate", "KubevirtMachineTemplate"})
@@ -271,7 +273,7 @@ def upgrade_sequence(
     cluster: TenantCluster,
     pools: Sequence[str],
     live: Mapping[tuple[str, str], Obj],
-    replicas: Mapping[str, tuple[int, Any, Any]],
+    replicas: Mapping[GroupKey, tuple[int, Any, Any]],
 ) -> list[str]:
     """The upgrade stages the operator would run from the live objects, in its order (`phases.upgrade`)."""
     names = Names(cluster)
@@ -289,7 +291,7 @@ def upgrade_sequence(
         running = state.pools.get(pool)
         if running is None or running.running == target:
             continue
-        workers, surge, unavailable = replicas.get(pool, (0, None, None))
+        workers, surge, unavailable = replicas.get((pool, None), (0, None, None))
         steps.append(
             f"pool {pool}: {running.running.kubernetes} / Talos {running.running.talos} -> {target.kubernetes} / "
             f"Talos {target.talos}: {workers} worker(s) replaced, maxSurge {surge}, maxUnavailable {unavailable}"
@@ -298,24 +300,22 @@ def upgrade_sequence(
     return [f"{i}. {step}" for i, step in enumerate(steps, 1)]
 
 
-def _pool_replicas(desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj]) -> dict[str, tuple[int, Any, Any]]:
-    """Per pool: live workers (its MachineDeployments'), and the rendered surge and unavailability."""
-    out: dict[str, tuple[int, Any, Any]] = {}
+def _pool_replicas(
+    desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj]
+) -> dict[GroupKey, tuple[int, Any, Any]]:
+    """Per (pool, None) and per (pool, node group): live workers, and the rendered surge and unavailability.
+    A spread pool's node groups roll together, each within its own surge: the pool's workers add up."""
+    out: dict[GroupKey, tuple[int, Any, Any]] = {}
     for obj in desired:
         if obj["kind"] != "MachineDeployment":
             continue
-        pool = (obj["metadata"].get("labels") or {}).get(POOL_LABEL, "")
-        current = live.get((kind_key(obj), obj["metadata"]["name"])) or obj
-        workers = (current.get("status") or {}).get("replicas")
-        if workers is None:
-            workers = (current.get("spec") or {}).get("replicas", 0)
+        pool, group = _group_of(obj)
+        workers = machines_of(live.get((kind_key(obj), obj["metadata"]["name"])) or obj)
         rolling = ((obj.get("spec") or {}).get("strategy") or {}).get("rollingUpdate") or {}
-        # A spread pool's node groups roll together, each within its own surge: their workers add up.
-        before = out.get(pool, (0, None, None))[0]
-        out[pool] = (before + int(workers or 0), rolling.get("maxSurge"), rolling.get("maxUnavailable"))
-        group = (obj["metadata"].get("labels") or {}).get(NODE_GROUP_LABEL)
+        before = out.get((pool, None), (0, None, None))[0]
+        out[pool, None] = (before + workers, rolling.get("maxSurge"), rolling.get("maxUnavailable"))
         if group:
-            out[f"{pool}/{group}"] = (int(workers or 0), rolling.get("maxSurge"), rolling.get("maxUnavailable"))
+            out[pool, group] = (workers, rolling.get("maxSurge"), rolling.get("maxUnavailable"))
     return out
 
 
@@ -325,9 +325,8 @@ def _group_of(obj: Mapping[str, Any]) -> tuple[str | None, str | None]:
     return labels.get(POOL_LABEL), labels.get(NODE_GROUP_LABEL)
 
 
-def _rotation(pool: str | None, replicas: Mapping[str, tuple[int, Any, Any]], group: str | None = None) -> str:
-    key = f"{pool}/{group}" if group else pool or ""
-    workers, surge, unavailable = replicas.get(key, replicas.get(pool or "", (0, None, None)))
+def _rotation(pool: str | None, replicas: Mapping[GroupKey, tuple[int, Any, Any]], group: str | None = None) -> str:
+    workers, surge, unavailable = replicas.get((pool, group), (0, None, None))
     where = f"pool {pool}" + (f" on {group}" if group else "")
     return f"{where}: {workers} worker(s) replaced, maxSurge {surge}, maxUnavailable {unavailable}"
 
@@ -336,10 +335,7 @@ def _prune_note(obj: Mapping[str, Any]) -> str:
     if obj["kind"] in _MACHINE_TEMPLATES:
         return "the pool's old machine template"
     if obj["kind"] == "MachineDeployment":
-        workers = (obj.get("status") or {}).get("replicas")
-        if workers is None:
-            workers = (obj.get("spec") or {}).get("replicas", 0)
-        return f"no longer rendered: its {workers} worker(s) are drained and deleted"
+        return f"no longer rendered: its {machines_of(obj)} worker(s) are drained and deleted"
     return "no longer rendered"
 
 

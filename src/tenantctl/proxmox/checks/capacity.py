@@ -19,7 +19,7 @@ from tenantctl.proxmox.report import Row
 from tenantctl.render.proxmox import tenant_tag
 from tenantctl.render.sizing import capmox_memory_mib, num_cores
 from tenantctl.spec import NodePool
-from tenantctl.spec.placement import node_groups, pool_nodes
+from tenantctl.spec.placement import NodeGroup, machines_at_once, node_groups, pool_nodes
 
 __all__ = ["check_cores", "check_memory", "ours", "vm_size"]
 
@@ -87,15 +87,14 @@ def check_memory(ctx: Context) -> list[Row]:
                     "set memoryAdjustment (100 = a node's memory) so a full node is refused at clone time")]
     free = _reservable(ctx, adjustment)
     remaining = {node: reservable for node, (reservable, _, _) in free.items()}
-    wants: list[tuple[NodePool, VmSize]] = []
+    wants: list[tuple[NodePool, VmSize, list[NodeGroup]]] = []
     for pool in ctx.pools:
         size = vm_size(pool, ctx)
         if pool.spec.proxmox is not None and size is not None:
-            wants.append((pool, size))
+            wants.append((pool, size, node_groups(pool, ctx.tenant)))
     rows: list[Row] = []
     # Spread groups are pinned to their node: they are placed first, where they must go.
-    for pool, size in wants:
-        groups = node_groups(pool, ctx.tenant)
+    for pool, size, groups in wants:
         surge = pool.spec.rolling_update.max_surge
         for group in groups:
             if group.node is None or group.node not in remaining:
@@ -106,13 +105,11 @@ def check_memory(ctx: Context) -> list[Row]:
                                   f"{group.ceiling}+{group.surge(surge)} VMs × {_gib(size.memory)}",
                                   free[group.node], remaining[group.node], adjustment))
     # Unspread pools: capmox puts each VM on an allowed node with room; count how many fit.
-    for pool, size in wants:
-        groups = node_groups(pool, ctx.tenant)
+    for pool, size, groups in wants:
         if groups and groups[0].node is not None:
             continue
         nodes = [n for n in pool_nodes(pool, ctx.tenant) if n in remaining]
-        count = sum(g.at_once(pool.spec.rolling_update.max_surge) for g in groups)
-        rows.append(_pool_row(pool, nodes, count, size, remaining))
+        rows.append(_pool_row(pool, nodes, machines_at_once(pool, ctx.tenant), size, remaining))
     return rows
 
 

@@ -10,8 +10,9 @@ from tenantctl.proxmox.inventory import config_ips
 from tenantctl.proxmox.report import Row
 from tenantctl.spec import TenantCluster
 from tenantctl.spec.address_pools import pool_usable
-from tenantctl.spec.addresses import parse_address_entry
-from tenantctl.spec.checks import machines_at_once, pool_addresses
+from tenantctl.spec.addresses import parsed_entries
+from tenantctl.spec.checks import pool_addresses
+from tenantctl.spec.placement import machines_at_once
 
 # ------------------------------------------------------------------ pool, network
 
@@ -63,14 +64,8 @@ def check_bridges(ctx: Context) -> list[Row]:
 
 def _spec_addresses(tc: TenantCluster) -> list[ipaddress.IPv4Address]:
     px = tc.spec.proxmox
-    out: list[ipaddress.IPv4Address] = []
-    for entry in px.ipv4_config.addresses if px and px.ipv4_config else []:
-        try:
-            parsed = parse_address_entry(entry)
-        except ValueError:
-            continue
-        out.extend(ipaddress.IPv4Address(i) for i in range(int(parsed.first), int(parsed.last) + 1))
-    return out
+    addresses = px.ipv4_config.addresses if px and px.ipv4_config else []
+    return [ipaddress.IPv4Address(i) for first, last in _ranges(addresses) for i in range(first, last + 1)]
 
 
 def _used_addresses(ctx: Context) -> dict[str, list[str]]:
@@ -168,7 +163,8 @@ def _device_rows(ctx: Context, used: dict[str, list[str]]) -> list[Row]:
             have = pool_usable(dev.ipv4.addresses, dev.ipv4.prefix, dev.ipv4.gateway, 4)
             if have is None:
                 continue
-            taken = sorted({ip for ip in used if any(_within(ip, e) for e in dev.ipv4.addresses)})
+            ranges = _ranges(dev.ipv4.addresses)
+            taken = sorted(ip for ip in used if _within(ip, ranges))
             free = have - len(taken)
             subject = f"NodePool/{pool.metadata.name} {dev.name}"
             seen = f"{free} free of {have} usable; the pool's machines need {need} at once (replicas + surge)"
@@ -183,9 +179,14 @@ def _device_rows(ctx: Context, used: dict[str, list[str]]) -> list[Row]:
     return rows
 
 
-def _within(ip: str, entry: str) -> bool:
+def _ranges(addresses: list[str]) -> list[tuple[int, int]]:
+    """A pool's IPv4 entries as integer ranges, parsed once."""
+    return [(int(e.first), int(e.last)) for e in parsed_entries(addresses)]
+
+
+def _within(ip: str, ranges: list[tuple[int, int]]) -> bool:
     try:
-        parsed = parse_address_entry(entry)
-        return int(parsed.first) <= int(ipaddress.IPv4Address(ip)) <= int(parsed.last)
-    except ValueError:
+        n = int(ipaddress.IPv4Address(ip))
+    except ValueError:  # a config's `ip=` that is no address holds none
         return False
+    return any(first <= n <= last for first, last in ranges)
