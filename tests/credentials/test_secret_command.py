@@ -139,6 +139,8 @@ def test_the_secret_passed_as_the_variable_name_is_not_echoed() -> None:
     result = run(*replace(GOOD, "--token-secret-env", TOKEN))
     assert result.exit_code == 2
     assert TOKEN not in result.stdout + result.stderr
+    assert ("--token-secret-env: not an environment variable name (value not shown: it may be the secret itself); "
+            "pass the NAME of a variable that holds the token secret") in " ".join(result.stderr.split())
 
 
 @pytest.mark.parametrize(

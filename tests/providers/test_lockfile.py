@@ -113,3 +113,14 @@ def test_a_lock_that_cannot_be_written_is_refused_and_leaves_nothing(tmp_path: P
         write_lock(tmp_path / "providers.lock", LOCK)
     assert str(exc.value).startswith(f"{tmp_path / 'providers.lock'}: cannot write the lock:")
     assert [p.name for p in tmp_path.iterdir()] == ["providers.lock"]
+
+
+def test_only_the_root_of_a_refused_path_becomes_the_file(tmp_path: Path) -> None:
+    """A package may be named anything TOML allows, the lock's own root name included."""
+    bad = package().model_copy(update={"vendored_sha256": "xyz"})
+    (tmp_path / "providers.lock").write_text(dumps(Lock(packages={"LOCK.core": bad})))
+    with pytest.raises(InvalidInput) as exc:
+        read_lock(tmp_path / "providers.lock")
+    [problem] = exc.value.errors
+    assert problem.path.startswith(f"{tmp_path / 'providers.lock'}: packages.")
+    assert problem.path.count("LOCK.core") == 1 and problem.path.endswith("vendored-sha256"), problem.path

@@ -122,6 +122,19 @@ def test_add_is_a_no_op_when_upstream_ships_the_same_object() -> None:
     assert sum(d["kind"] == "ServiceAccount" for d in docs) == 1
 
 
+def test_add_keeps_upstream_objects_of_that_kind_with_other_names_or_namespaces() -> None:
+    others = [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "cabpt-controller",
+                                                                        "namespace": "cabpt-system"}},
+              {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "cabpt-manager",
+                                                                        "namespace": "elsewhere"}}]
+    text = synthetic_components(CABPT, "v0.6.12").decode() + yaml.safe_dump_all(others, explicit_start=True)
+    docs = docs_of(build(text.encode(), CABPT.patches).components)
+    accounts = sorted((d["metadata"]["namespace"], d["metadata"]["name"]) for d in docs
+                      if d["kind"] == "ServiceAccount")
+    assert accounts == [
+        ("cabpt-system", "cabpt-controller"), ("cabpt-system", "cabpt-manager"), ("elsewhere", "cabpt-manager")]
+
+
 def test_conflicting_patches_are_caught_in_the_blob() -> None:
     first = patch({"op": "set", "target": {"kind": "Namespace"}, "path": ["metadata", "labels", "a"], "value": "1"},
                   pid="first")

@@ -135,6 +135,16 @@ def test_a_credentials_secret_fault_is_a_row_naming_the_key(
     assert SECRET not in result.output
 
 
+def test_a_secret_naming_another_url_says_which_one_was_checked(
+    stand: FakePve, spec_file: Path, fakepve_cafile: str, tmp_path: Path
+) -> None:
+    secret = _credentials_file(tmp_path, stand, url="https://other.example:8006")
+    result = invoke([*base_args(stand, spec_file, fakepve_cafile), "--credentials-secret", str(secret), "-o", "json"])
+    [row] = [r for r in _credential_rows(result) if r["status"] == "WARN"]
+    assert (row["seen"], row["advice"]) == ("key url names another URL than --url",
+                                           "the doctor checked --url; give the URL the Secret holds")
+
+
 def test_a_credentials_file_without_exactly_one_secret_is_refused(
     stand: FakePve, spec_file: Path, fakepve_cafile: str, tmp_path: Path
 ) -> None:

@@ -102,6 +102,9 @@ FAULTS: dict[str, Fault] = {
         stand=lambda pve: pve.add_vm(501, "big", node="pve1", config={"memory": 7168}),
         check="memory", subject="NodePool/md0", seen="3 VMs × 4.0 GiB (replicas + surge) over pve1, pve2: 2 fit",
         advice="InsufficientMemory"),
+    "every allowed node offline": Fault(
+        stand=lambda pve: (pve.set_node_offline("pve1"), pve.set_node_offline("pve2")),
+        check="memory", subject="NodePool/md0", seen="over no online node: 0 fit", advice="InsufficientMemory"),
     "more vCPUs than a node has": Fault(
         tenant=lambda c, p: p["spec"]["resources"].update(cpu=8), check="cores",
         seen="a VM gets 8 vCPUs; pve1 has 4, pve2 has 4", advice="Proxmox refuses to start"),

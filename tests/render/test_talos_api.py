@@ -63,6 +63,8 @@ def test_workers_reach_trustd_where_they_reach_the_apiserver(example: str, obser
     served = {p["containerPort"] for p in sidecar["ports"]}
     published = trustd_service_port(cluster)["spec"]["controlPlane"]["service"]["additionalPorts"]
     assert [(p["port"], p["targetPort"]) for p in published] == [(TRUSTD_PORT, TRUSTD_PORT)]
+    # The name is the port's identity on the live Service: a rename is a second port beside the first.
+    assert published == [{"name": "talos-trustd", "port": 50001, "targetPort": 50001, "protocol": "TCP"}]
     assert TRUSTD_PORT in served, "the Service port targets the port the sidecar serves"
 
 

@@ -66,6 +66,12 @@ REFUSED: dict[str, tuple[str, Mutation, str, str]] = {
         "proxmox.yaml", _set("spec.network.serviceCIDR", "192.0.0.0/16"),
         "TenantCluster/acme.spec.network.serviceCIDR", "192.0.0.0/16 overlaps the worker subnet 192.0.2.0/24",
     ),
+    "podCIDR over a /32 worker subnet": (
+        "proxmox.yaml",
+        lambda docs: (_set("spec.proxmox.ipv4Config.prefix", 32)(docs),
+                      _set("spec.network.podCIDR", "192.0.2.0/25")(docs)),
+        "TenantCluster/acme.spec.network.podCIDR", "192.0.2.0/25 overlaps the worker subnet 192.0.2.1/32",
+    ),
     "LoadBalancer address inside the worker pool": (
         "proxmox.yaml", _set("spec.expose", {"type": "LoadBalancer", "address": "192.0.2.150"}),
         "TenantCluster/acme.spec.expose.address",

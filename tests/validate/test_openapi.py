@@ -292,3 +292,18 @@ def test_a_cluster_api_cluster_with_an_unknown_field_fails(crd_catalog: SchemaCa
     problem = only(validate_objects([cluster], crd_catalog))
     assert problem.path == "Cluster/acme.spec.paused"
     assert "must be boolean" in problem.message
+
+
+def test_what_cannot_be_checked_is_named_by_where_it_sits() -> None:
+    """An unchecked keyword is reported, never dropped silently: the report names its field path."""
+    from tenantctl.validate.openapi import convert_crd_schema
+
+    ungreedy = {"type": "string", "pattern": "(?U)a+"}
+    schema = {"type": "object", "properties": {"spec": {"type": "object", "properties": {
+        "tags": {"type": "array", "items": ungreedy},
+        "labels": {"type": "object", "additionalProperties": ungreedy},
+        "name": ungreedy}}}}
+    why = "cannot be checked: RE2 flag U (ungreedy) has no Python equivalent"
+    assert convert_crd_schema(schema).unchecked == [
+        f"pattern at .spec.tags[*] {why}", f"pattern at .spec.labels[*] {why}", f"pattern at .spec.name {why}"]
+    assert convert_crd_schema(ungreedy).unchecked == [f"pattern at . {why}"]

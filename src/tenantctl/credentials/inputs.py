@@ -11,7 +11,7 @@ import ssl
 from collections.abc import Mapping
 from pathlib import Path
 
-from tenantctl.credentials.url import UrlFault, url_problems
+from tenantctl.credentials.url import url_problems
 from tenantctl.problems import Problems
 
 __all__ = ["check_proxmox_url", "check_root_ca", "check_token_id", "pem_problem", "read_token_secret"]
@@ -21,10 +21,9 @@ _TOKEN_ID = re.compile(r"^[^@!\s]+@[A-Za-z][A-Za-z0-9._-]*![A-Za-z][A-Za-z0-9._-
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def check_proxmox_url(url: str, problems: Problems, *, allow_http: bool = False) -> None:
+def check_proxmox_url(url: str, problems: Problems) -> None:
+    """Every fault of `--url`: a Secret written by the CLI is always for a verifying capmox, so plain HTTP too."""
     for found in url_problems(url):
-        if found.fault is UrlFault.PLAIN_HTTP and allow_http:
-            continue
         problems.error("--url", f"{found.seen}; {found.fix}")
 
 

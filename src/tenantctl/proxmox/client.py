@@ -84,7 +84,7 @@ class _ProxmoxerApi:
         import warnings
 
         import requests
-        from proxmoxer import AuthenticationError, ResourceException
+        from proxmoxer import ResourceException  # token auth: a refused token is a 401 ResourceException
         from urllib3.exceptions import InsecureRequestWarning
 
         try:
@@ -95,8 +95,6 @@ class _ProxmoxerApi:
                 return self._api(path.strip("/")).get(**params)
         except ResourceException as exc:
             raise ApiError(exc.status_code, f"{exc.status_code} {exc.status_message}: {exc.content}") from None
-        except AuthenticationError as exc:
-            raise ApiError(401, str(exc)) from None
         except requests.exceptions.SSLError as exc:
             raise ApiError(None, f"TLS verification failed: {_first_line(exc)}") from None
         except requests.exceptions.RequestException as exc:

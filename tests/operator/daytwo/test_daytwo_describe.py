@@ -113,3 +113,32 @@ async def test_an_upgrade_shows_its_stage_what_it_waits_for_and_what_runs_where(
     set_status(mgmt, "TenantCluster", NAME, stalled)
     node = find(await tree_of(mgmt), "upgrade")
     assert (node.mark, node.next) == (Mark.WRONG, "pool md0 is being remediated")
+
+
+async def test_versions_without_an_upgrade_say_what_the_control_plane_runs(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    await seed_day_two(mgmt, tenant)
+    set_status(mgmt, "TenantCluster", NAME, {"phase": "Ready", "versions": {"controlPlane": "v1.33.13"}})
+    node = find(await tree_of(mgmt), "versions")
+    assert (node.mark, node.detail) == (Mark.OK, "control plane v1.33.13")
+    set_status(mgmt, "TenantCluster", NAME, {"phase": "Ready", "versions": {"pools": {}}})
+    assert find(await tree_of(mgmt), "versions").detail == "control plane -"
+
+
+async def test_an_invalid_pool_of_this_tenant_is_the_spec_line_and_other_tenants_pools_are_not_read(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    await seed_day_two(mgmt, tenant)
+    pools = "tenantctl.io/v1alpha1/nodepools"
+    ours = mgmt.get(pools, NS, "md0")
+    assert ours is not None
+    theirs = {**ours, "metadata": {**ours["metadata"], "name": "other-md0", "uid": "other"},
+              "spec": {**ours["spec"], "cluster": "other", "replicas": -1}}
+    mgmt.put(pools, theirs)
+    root = await tree_of(mgmt)
+    assert all(child.label != "spec" for child in root.children), "another tenant's pool was read"
+    mgmt.put(pools, {**ours, "spec": {**ours["spec"], "replicas": -1}})
+    spec = find(await tree_of(mgmt), "spec")
+    assert spec.mark is Mark.WRONG and "replicas" in spec.detail
+    assert spec.next == "fix the TenantCluster/NodePools; the operator applies nothing until then"

@@ -93,3 +93,11 @@ async def test_an_upgrading_tenant_shows_what_runs_and_the_target(mgmt: KubeEmul
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
         [row] = await list_tenants(api, NS, FIXED_NOW)
     assert row.version == "v1.33.13→v1.34.9"
+
+
+async def test_a_tenant_the_operator_has_not_written_yet_shows_dashes(mgmt: KubeEmulator) -> None:
+    await seeded(mgmt)
+    set_status(mgmt, "TenantCluster", NAME, {})
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        (row,) = await list_tenants(api, NS, FIXED_NOW)
+    assert (row.phase, row.endpoint) == ("-", "-")

@@ -75,6 +75,11 @@ async def test_a_complete_management_cluster_passes(mgmt: KubeEmulator, shared: 
     assert release.status is Status.PASS
     assert release.seen.startswith("Kamaji 26.6.5-edge (observed: Deployment system/kamaji runs ghcr.io/clastix/kamaji")
     assert release.seen.endswith("serves Kubernetes up to v1.36")
+    controllers = [r for r in report.rows if r.subject.startswith("Deployment ")]
+    assert {r.check for r in controllers} == {"controllers"}
+    assert len(controllers) == sum(len(names) for _, names, _ in CONTROLLERS)
+    [kamaji_row] = [r for r in controllers if r.subject == "Deployment system/kamaji"]
+    assert (kamaji_row.status, kamaji_row.seen.endswith(": 1/1 replicas available")) == (Status.PASS, True)
 
 
 async def test_a_missing_crd_is_a_failure_naming_what_installs_it(mgmt: KubeEmulator, shared: Path) -> None:

@@ -306,3 +306,17 @@ async def test_tenants_sharing_a_cluster_name_keep_their_own_cluster_scoped_obje
         await eventually(lambda: gone(mgmt, TC, *twin_key))
     assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi") is None
     assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi") is not None, "the other tenant's role stays"
+
+
+async def test_without_flux_the_release_step_is_skipped_saying_why(mgmt: KubeEmulator) -> None:
+    docs = load_example("proxmox.yaml")
+    docs[0]["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
+    management(mgmt)
+    del mgmt.resources[next(r for r, info in mgmt.resources.items() if info.kind == "HelmRelease")]
+    seed_documents(mgmt, docs)
+    async with running_operator(mgmt):
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Ready").get("reason") == "InvalidSpec")
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+    assert step(mgmt, PROXMOX, "HelmReleases") == {**step(mgmt, PROXMOX, "HelmReleases"), "outcome": "Skipped",
+                                                   "message": "Flux HelmRelease is not served"}

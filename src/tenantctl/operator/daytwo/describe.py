@@ -88,8 +88,8 @@ def _condition(obj: Mapping[str, Any] | None, kind: str = "Ready") -> Mapping[st
     return next((c for c in _status(obj).get("conditions") or [] if c.get("type") == kind), {})
 
 
-def _mark(ok: bool | None) -> Mark:
-    return Mark.INFO if ok is None else (Mark.OK if ok else Mark.WRONG)
+def _mark(ok: bool) -> Mark:
+    return Mark.OK if ok else Mark.WRONG
 
 
 async def _list(api: KubeClient, api_version: str, kind: str, namespace: str | None, **labels: str) -> list[Obj]:

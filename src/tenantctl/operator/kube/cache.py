@@ -161,12 +161,6 @@ class _Store:
             if obj is not None:
                 self.put(obj)
 
-    def abandoned(self, namespace: str | None, name: str) -> None:
-        """The server read failed: nothing is known, the next read asks again."""
-        key: Key = (namespace if self.res.namespaced else None), name
-        if self.wanted.get(key) is _PENDING:
-            del self.wanted[key]
-
 
 @dataclass
 class WatchCache:
@@ -212,11 +206,6 @@ class WatchCache:
         store = self._stores.get((res.api_version, res.plural))
         if store is not None:
             store.fetched(namespace, name, obj)
-
-    def abandoned(self, res: Resource, name: str, namespace: str | None) -> None:
-        store = self._stores.get((res.api_version, res.plural))
-        if store is not None:
-            store.abandoned(namespace, name)
 
     async def list(
         self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None

@@ -266,8 +266,6 @@ class ReadCache(Protocol):
 
     def fetched(self, res: Resource, name: str, namespace: str | None, obj: Obj | None) -> None: ...
 
-    def abandoned(self, res: Resource, name: str, namespace: str | None) -> None: ...
-
     async def list(
         self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None
     ) -> list[Obj] | None: ...
@@ -355,11 +353,7 @@ class KubeClient:
         answered, found = await self.cache.get(self, res, name, namespace, ours=ours)
         if answered:
             return found
-        try:
-            found = await self._fetch(res, name, namespace)
-        except APIError:
-            self.cache.abandoned(res, name, namespace)
-            raise
+        found = await self._fetch(res, name, namespace)  # a failure leaves the name asked for: asked again
         self.cache.fetched(res, name, namespace, found)
         return found
 
