@@ -430,6 +430,91 @@ def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]
 
 
 
+SERVICES = "v1/services"
+
+
+def _apiserver_service(here: Stand) -> dict[str, Any]:
+    [service] = [obj.raw for (res, ns, _), obj in here.mgmt.objects.items()
+                 if res.plural == "services" and ns == KEY[0] and not obj.deleted
+                 and obj.raw.get("spec", {}).get("type") == "LoadBalancer"]
+    return json.loads(json.dumps(service))
+
+
+def _waiting_for_endpoint(here: Stand) -> bool:
+    return condition(here.mgmt.get(TC, *KEY), "EndpointReady").get("reason") == "WaitingForEndpoint"
+
+
+async def _endpoint_arrives(tmp_path: Path, cut: Callable[[str], bool] | None) -> tuple[dict[str, Any], list[str]]:
+    """A tenant whose apiserver Service has no LoadBalancer address yet: the operator applies what it can
+    and waits. Then the address arrives (the endpoint step: the machine config, the add-ons and the tenant
+    bootstrap follow from it); that pass is cut where `cut` says and resumed. The state, the pass's writes."""
+    async with stand(tmp_path) as here:
+        service = _apiserver_service(here)
+        address = service.pop("status")
+        here.mgmt.put(SERVICES, service)
+        await here.start()
+        await eventually(lambda: _waiting_for_endpoint(here), timeout=60)
+        await here.quiet()
+        base = here.writes
+        here.cut = cut
+        here.mgmt.put(SERVICES, {**_apiserver_service(here), "status": address})
+        await eventually(lambda: here.killed.is_set() or here.ready(), timeout=60)
+        assert cut is None or here.killed.is_set(), "the endpoint pass ended before its cut"
+        if here.killed.is_set():
+            await here.process.wait()  # type: ignore[union-attr]
+            here.cut = None
+            await here.start()
+        await eventually(here.ready, timeout=60)
+        await here.quiet()
+        await here.stop()
+        return state(here), here.sequence[base:]
+
+
+@pytest.fixture(scope="module")
+def uncut_endpoint(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
+    return asyncio.run(_endpoint_arrives(tmp_path_factory.mktemp("uncut-endpoint"), None))
+
+
+def check_endpoint_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
+    """Killed at the endpoint pass's first TalosConfigTemplate (the machine config now has its endpoint);
+    `every` adds its first write inside the tenant, its first HelmRelease and each of its writes."""
+    expected, sequence = uncut
+    assert "talosconfigtemplates" in sequence and "helmreleases" in sequence, sequence
+    steps = ("talosconfigtemplates", "clusterrolebindings", "helmreleases") if every else ("talosconfigtemplates",)
+    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+        f"at the first {plural}": functools.partial(on_write_of, plural, 1) for plural in steps
+    }
+    if every:
+        cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
+    outcomes = {
+        where: _diff(expected, asyncio.run(_endpoint_arrives(tmp_path / f"cut-{i}", cut()))[0])
+        for i, (where, cut) in enumerate(cuts.items())
+    }
+    broken = {where: d for where, d in outcomes.items() if d}
+    assert not broken, f"endpoint-step cut points whose resumed run differs: {broken}"
+
+
+def test_an_endpoint_pass_killed_at_its_steps_resumes_to_the_same_objects(
+    uncut_endpoint: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_endpoint_cuts(uncut_endpoint, tmp_path, every=False)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_an_endpoint_pass_killed_at_every_write_resumes_to_the_same_objects(
+    uncut_endpoint: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_endpoint_cuts(uncut_endpoint, tmp_path, every=True)
+
+
+def test_the_endpoint_pass_ends_where_a_create_with_the_address_does(
+    uncut: tuple[dict[str, Any], list[str]], uncut_endpoint: tuple[dict[str, Any], list[str]]
+) -> None:
+    """Waiting for the address first changes nothing in the end: the uncut runs agree."""
+    assert _diff(uncut[0], uncut_endpoint[0]) == []
+
+
 NODEPOOLS = "tenantctl.io/v1alpha1/nodepools"
 MDS = "cluster.x-k8s.io/v1beta1/machinedeployments"
 TCTS = "bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates"
