@@ -28,7 +28,9 @@ from kube_emulator import CORE, PVC_PROTECTION, Fault, KubeEmulator, declare
 from operator_support import condition, eventually, kubeconfig_for, management, seed_control_plane, seed_documents
 
 from tenant_support import load_example
+from tenantctl.operator.config.sharding import Shard, shard_of
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer
 
 pytestmark = [pytest.mark.timeout(600)]
 
@@ -60,6 +62,8 @@ class Stand:
     """The outage drops every connection (a reset) instead of answering 503."""
     outages: int = 0
     refused: list[Fault] = field(default_factory=list)
+    args: tuple[str, ...] = ()
+    """Further `tenantctl operator` flags for the next start (a shard layout)."""
 
     def outage(self) -> None:
         """Both APIs refuse everything (503, or a reset) for `outage_seconds`; open watch streams are cut."""
@@ -95,7 +99,7 @@ class Stand:
         log = (self.kubeconfig.parent / "operator.log").open("ab")
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tenantctl", "operator", "--kubeconfig", str(self.kubeconfig),
-            "--resync", "3600", stdout=log, stderr=log,
+            "--resync", "3600", *self.args, stdout=log, stderr=log,
         )
         log.close()
 
@@ -513,6 +517,99 @@ def test_the_endpoint_pass_ends_where_a_create_with_the_address_does(
 ) -> None:
     """Waiting for the address first changes nothing in the end: the uncut runs agree."""
     assert _diff(uncut[0], uncut_endpoint[0]) == []
+
+
+NEW_OWNER = Shard(shard_of(*KEY, 2), 2)
+
+
+def _teardown_finalizers(body: dict[str, Any] | None) -> list[str]:
+    return [f for f in ((body or {}).get("metadata") or {}).get("finalizers") or [] if is_teardown_finalizer(f)]
+
+
+def _unowned_versions(history: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
+    """Stored versions, from the first holding a teardown finalizer on, that hold none (a deletion then
+    would skip the teardown) or one of neither layout: (resourceVersion, their teardown finalizers)."""
+    layouts = {finalizer_of(Shard()), finalizer_of(NEW_OWNER)}
+    held = [_teardown_finalizers(version) for version in history]
+    first = next(i for i, names in enumerate(held) if names)
+    return [(str(history[i]["metadata"].get("resourceVersion")), names) for i, names in enumerate(held)
+            if i >= first and (not names or not set(names) <= layouts)]
+
+
+def _handed_over(here: Stand) -> bool:
+    """The tenant and its pool hold the new owner's teardown finalizer alone, and the tenant is Ready."""
+    own = [finalizer_of(NEW_OWNER)]
+    return here.ready() and all(
+        _teardown_finalizers(here.mgmt.get(plural, KEY[0], name)) == own
+        for plural, name in ((TC, KEY[1]), ("tenantctl.io/v1alpha1/nodepools", "md0")))
+
+
+async def _handover(tmp_path: Path, cut: Callable[[str], bool] | None) -> tuple[dict[str, Any], list[str], list[Any]]:
+    """A tenant converged by the unsharded operator, then handed to its owner among two shards, whose
+    first process is cut where `cut` says and started again. The state, the handover's writes, and every
+    stored version of the tenant and its pool left without an owner's teardown finalizer (both layouts'
+    at once is the handover itself: kopf adds the new owner's, the pass then drops the old)."""
+    async with stand(tmp_path) as here:
+        await converge(here)
+        await here.stop()
+        assert _teardown_finalizers(here.mgmt.get(TC, *KEY)) == [finalizer_of(Shard())]
+        here.args = ("--shard", str(NEW_OWNER))
+        base = here.writes
+        here.cut = cut
+        await here.start()
+        await eventually(lambda: here.killed.is_set() or _handed_over(here), timeout=60)
+        assert cut is None or here.killed.is_set(), "the handover ended before its cut"
+        if here.killed.is_set():
+            await here.process.wait()  # type: ignore[union-attr]
+            here.cut = None
+            await here.start()
+        await eventually(lambda: _handed_over(here), timeout=60)
+        await here.quiet()
+        await here.stop()
+        ownerless = [(plural, *bad) for plural, name in ((TC, KEY[1]), ("tenantctl.io/v1alpha1/nodepools", "md0"))
+                     for bad in _unowned_versions(here.mgmt.objects[plural, KEY[0], name].history)]
+        return state(here), here.sequence[base:], ownerless
+
+
+@pytest.fixture(scope="module")
+def uncut_handover(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
+    left, sequence, ownerless = asyncio.run(_handover(tmp_path_factory.mktemp("uncut-handover"), None))
+    assert ownerless == []
+    return left, sequence
+
+
+def check_handover_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
+    """Killed at the new owner's first and second write of the TenantCluster (its finalizer added by
+    kopf, the old layout's replaced); `every` adds each write of the handover. The tenant and the pool
+    are never without an owner's teardown finalizer, end with the new owner's alone, and the end state
+    is the uncut handover's."""
+    expected, sequence = uncut
+    assert sequence.count("tenantclusters") >= 2, sequence
+    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+        f"at the TenantCluster's write {n}": functools.partial(on_write_of, "tenantclusters", n) for n in (1, 2)
+    }
+    if every:
+        cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
+    outcomes: dict[str, list[str]] = {}
+    for i, (where, cut) in enumerate(cuts.items()):
+        left, _, ownerless = asyncio.run(_handover(tmp_path / f"cut-{i}", cut()))
+        outcomes[where] = _diff(expected, left) + [f"without an owner: {v}" for v in ownerless]
+    broken = {where: d for where, d in outcomes.items() if d}
+    assert not broken, f"handover cut points whose resumed run differs: {broken}"
+
+
+def test_a_shard_handover_killed_midway_keeps_exactly_one_owner(
+    uncut_handover: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_handover_cuts(uncut_handover, tmp_path, every=False)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_a_shard_handover_killed_at_every_write_keeps_exactly_one_owner(
+    uncut_handover: tuple[dict[str, Any], list[str]], tmp_path: Path
+) -> None:
+    check_handover_cuts(uncut_handover, tmp_path, every=True)
 
 
 NODEPOOLS = "tenantctl.io/v1alpha1/nodepools"
