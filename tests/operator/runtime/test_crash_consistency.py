@@ -270,20 +270,6 @@ def check_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: b
     assert not broken, f"cut points whose resumed run differs from the uncut one: {broken}"
 
 
-def test_a_create_pass_killed_at_a_spread_of_writes_resumes_to_the_same_objects(
-    uncut: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_cuts(uncut, tmp_path, every=False)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(3600)
-def test_a_create_pass_killed_at_every_write_resumes_to_the_same_objects(
-    uncut: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_cuts(uncut, tmp_path, every=True)
-
-
 @pytest.mark.parametrize(
     ("step", "reset"), [("machinedeployments", False), ("clusterrolebindings", False), ("machinedeployments", True)]
 )
@@ -405,23 +391,6 @@ def check_teardown_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path,
     assert not broken, f"teardown cut points whose resumed run differs: {broken}"
 
 
-def test_a_teardown_killed_midway_resumes_to_the_same_end(
-    uncut_teardown: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    """Killed at the first, a middle and the finalizer-release write of a teardown: a fresh process
-    finishes it, the tenant's objects are gone as after an uncut teardown, and the TenantCluster was
-    never released early."""
-    check_teardown_cuts(uncut_teardown, tmp_path, every=False)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(3600)  # about 50 cuts of ~18 s each
-def test_a_teardown_killed_at_every_write_resumes_to_the_same_end(
-    uncut_teardown: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_teardown_cuts(uncut_teardown, tmp_path, every=True)
-
-
 def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]]) -> None:
     """Control: a state with one object dropped and one changed is reported, so an empty diff means equal."""
     expected, _ = uncut
@@ -431,7 +400,6 @@ def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]
     changed = next(k for k in damaged if "/talosconfigtemplates/" in k)
     damaged[changed] = {**damaged[changed], "spec": {}}
     assert _diff(expected, damaged) == [f"missing {dropped}", f"changed {changed}"]
-
 
 
 SERVICES = "v1/services"
@@ -496,20 +464,6 @@ def check_endpoint_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path,
     }
     broken = {where: d for where, d in outcomes.items() if d}
     assert not broken, f"endpoint-step cut points whose resumed run differs: {broken}"
-
-
-def test_an_endpoint_pass_killed_at_its_steps_resumes_to_the_same_objects(
-    uncut_endpoint: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_endpoint_cuts(uncut_endpoint, tmp_path, every=False)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(3600)
-def test_an_endpoint_pass_killed_at_every_write_resumes_to_the_same_objects(
-    uncut_endpoint: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_endpoint_cuts(uncut_endpoint, tmp_path, every=True)
 
 
 def test_the_endpoint_pass_ends_where_a_create_with_the_address_does(
@@ -598,20 +552,6 @@ def check_handover_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path,
     assert not broken, f"handover cut points whose resumed run differs: {broken}"
 
 
-def test_a_shard_handover_killed_midway_keeps_exactly_one_owner(
-    uncut_handover: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_handover_cuts(uncut_handover, tmp_path, every=False)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(3600)
-def test_a_shard_handover_killed_at_every_write_keeps_exactly_one_owner(
-    uncut_handover: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_handover_cuts(uncut_handover, tmp_path, every=True)
-
-
 NODEPOOLS = "tenantctl.io/v1alpha1/nodepools"
 MDS = "cluster.x-k8s.io/v1beta1/machinedeployments"
 TCTS = "bootstrap.cluster.x-k8s.io/v1alpha3/talosconfigtemplates"
@@ -683,22 +623,6 @@ def check_pool_change_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Pa
     assert not broken, f"pool-change cut points whose resumed run differs: {broken}"
 
 
-def test_a_pool_change_killed_in_its_replace_step_resumes_to_the_same_objects(
-    uncut_pool_change: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    """Killed with the TalosConfigTemplate deleted but not yet created again: a fresh process ends where
-    an uncut pass does (the other cut points of the pass are `make slow`'s)."""
-    check_pool_change_cuts(uncut_pool_change, tmp_path, every=False)
-
-
-@pytest.mark.slow
-@pytest.mark.timeout(3600)
-def test_a_pool_change_killed_at_every_write_resumes_to_the_same_objects(
-    uncut_pool_change: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_pool_change_cuts(uncut_pool_change, tmp_path, every=True)
-
-
 def test_a_change_made_while_the_watch_streams_were_cut_is_acted_on(
     uncut_pool_change: tuple[dict[str, Any], list[str]], tmp_path: Path
 ) -> None:
@@ -752,15 +676,26 @@ def check_disk_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, eve
     assert not broken, f"teardown-with-disks cut points whose resumed run differs: {broken}"
 
 
-def test_a_teardown_killed_while_freeing_disks_frees_them_once_and_says_so(
-    uncut_teardown_with_disks: tuple[dict[str, Any], list[str]], tmp_path: Path
-) -> None:
-    check_disk_cuts(uncut_teardown_with_disks, tmp_path, every=False)
+Check = Callable[[tuple[dict[str, Any], list[str]], Path, bool], None]
+SWEEPS: dict[str, tuple[str, Check]] = {
+    "create": ("uncut", check_cuts),
+    "teardown": ("uncut_teardown", check_teardown_cuts),
+    "teardown-disks": ("uncut_teardown_with_disks", check_disk_cuts),
+    "pool-change": ("uncut_pool_change", check_pool_change_cuts),
+    "endpoint": ("uncut_endpoint", check_endpoint_cuts),
+    "handover": ("uncut_handover", check_handover_cuts),
+}
+"""Each pass a process may die in: the fixture holding its uncut run, and its sweep (the named cut
+points in `make test`; every write of the pass besides in `make slow`, about 20 s a cut)."""
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(3600)
-def test_a_teardown_with_disks_killed_at_every_write_resumes_to_the_same_end(
-    uncut_teardown_with_disks: tuple[dict[str, Any], list[str]], tmp_path: Path
+@pytest.mark.parametrize("every", [
+    pytest.param(False, id="named-cuts"),
+    pytest.param(True, id="every-write", marks=[pytest.mark.slow, pytest.mark.timeout(3600)]),
+])
+@pytest.mark.parametrize("sweep", list(SWEEPS))
+def test_a_pass_killed_midway_resumes_to_the_uncut_end(
+    sweep: str, every: bool, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    check_disk_cuts(uncut_teardown_with_disks, tmp_path, every=True)
+    fixture, check = SWEEPS[sweep]
+    check(request.getfixturevalue(fixture), tmp_path, every)
