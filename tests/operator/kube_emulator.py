@@ -218,6 +218,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     reads: int = attrs.field(default=0, init=False)
     """GET requests other than watch streams (discovery included)."""
     tally: Counter[tuple[str, str]] = attrs.field(factory=Counter, init=False)
+    named_reads: Counter[tuple[str, str | None, str]] = attrs.field(factory=Counter, init=False)
+    """GETs of one object by (plural, namespace, name): what a client asked the server rather than its cache."""
     """Requests by (verb, resource plural or path): where a benchmark's requests come from."""
     busy: float = attrs.field(default=0.0, init=False)
     """Seconds spent answering requests: the emulator's share of a benchmark's time."""
@@ -314,6 +316,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
         if request.method == kmock.method.GET and request.action != kmock.action.WATCH:
             self.reads += 1
         self.tally[self._verb(request), self._what(request)] += 1
+        if request.method == kmock.method.GET and request.action == kmock.action.FETCH and request.name:
+            self.named_reads[self._what(request), request.namespace, request.name] += 1
         header = request.headers.get("Authorization", "")
         bearer = header.removeprefix("Bearer ") if header.startswith("Bearer ") else None
         self.bearers.append(bearer)

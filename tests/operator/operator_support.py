@@ -101,6 +101,12 @@ def capmox_credentials(docs: list[dict[str, Any]], **overrides: str | None) -> d
     }
 
 
+def kamaji_labels(control_plane: str, component: str) -> dict[str, str]:
+    """The labels Kamaji puts on what it writes for a TenantControlPlane (`utilities.KamajiLabels`)."""
+    return {"kamaji.clastix.io/project": "kamaji", "kamaji.clastix.io/name": control_plane,
+            "kamaji.clastix.io/component": component}
+
+
 def seed_control_plane(
     mgmt: KubeEmulator, docs: list[dict[str, Any]], tenant_url: str | None, *, address: str = "192.0.2.10"
 ) -> None:
@@ -121,12 +127,14 @@ def seed_control_plane(
     mgmt.put("v1/services", service)
     if cluster.spec.substrate == "proxmox":
         mgmt.put("v1/secrets", capmox_credentials(docs))
-    mgmt.put("v1/secrets", {"metadata": {"name": names.kubernetes_ca, "namespace": ns},
+    mgmt.put("v1/secrets", {"metadata": {"name": names.kubernetes_ca, "namespace": ns,
+                                         "labels": kamaji_labels(names.control_plane, "ca")},
                             "data": {"ca.crt": b64("KUBE CA")}})
     mgmt.put("v1/secrets", {"metadata": {"name": names.talos_ca, "namespace": ns},
                             "data": {"tls.crt": b64("TALOS CA")}})
     if tenant_url is not None:
-        mgmt.put("v1/secrets", {"metadata": {"name": names.admin_kubeconfig, "namespace": ns},
+        mgmt.put("v1/secrets", {"metadata": {"name": names.admin_kubeconfig, "namespace": ns,
+                                             "labels": kamaji_labels(names.control_plane, "admin-kubeconfig")},
                                 "data": {"super-admin.svc": b64(kubeconfig_for(tenant_url))}})
 
 

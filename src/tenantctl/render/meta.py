@@ -18,6 +18,7 @@ __all__ = [
     "GPU_NODE_LABEL",
     "INGRESS_NODE_LABEL",
     "INVENTORY_LABELS",
+    "KAMAJI_CONTROL_PLANE_LABEL",
     "MANAGED_BY",
     "NAMESPACE_LABEL",
     "NODE_GROUP_LABEL",
@@ -26,6 +27,8 @@ __all__ = [
     "Names",
     "cluster_labels",
     "content_hash",
+    "kamaji_admin_kubeconfig",
+    "kamaji_ca",
     "node_group_labels",
     "object_meta",
     "object_ref",
@@ -48,6 +51,20 @@ DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 GPU_NODE_LABEL = "nvidia.com/gpu.present"
 
 _DEFAULT_MANAGEMENT_DOMAIN: str = ObservedState.model_fields["management_cluster_domain"].default
+
+KAMAJI_CONTROL_PLANE_LABEL = "kamaji.clastix.io/name"
+"""Kamaji's label on what it writes for a TenantControlPlane: its name (`utilities.KamajiLabels`)."""
+
+
+def kamaji_ca(control_plane: str) -> str:
+    """The Secret of the tenant's Kubernetes CA, as Kamaji names it (`AddTenantPrefix("ca")`)."""
+    return f"{control_plane}-ca"
+
+
+def kamaji_admin_kubeconfig(control_plane: str) -> str:
+    """The Secret of the tenant's admin kubeconfig, as Kamaji names it."""
+    return f"{control_plane}-admin-kubeconfig"
+
 
 def cluster_labels(cluster: str, pool: str | None = None, *, namespace: str | None = None) -> dict[str, str]:
     """Inventory labels; `namespace` is given for cluster-scoped objects only."""
@@ -123,11 +140,11 @@ class Names:
 
     @property
     def admin_kubeconfig(self) -> str:
-        return f"{self.cluster}-admin-kubeconfig"
+        return kamaji_admin_kubeconfig(self.control_plane)
 
     @property
     def kubernetes_ca(self) -> str:
-        return f"{self.cluster}-ca"
+        return kamaji_ca(self.control_plane)
 
     @property
     def talos_secrets(self) -> str:

@@ -14,7 +14,7 @@ from tenant_support import load_example
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.cache import WatchCache
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
-from tenantctl.operator.runtime.handlers import OWNED, inventory_of
+from tenantctl.operator.runtime.handlers import OWNED, inventory_of, kamaji_secrets_of
 from tenantctl.render.meta import CLUSTER_LABEL, NAMESPACE_LABEL
 
 pytestmark = [pytest.mark.timeout(20)]
@@ -129,6 +129,17 @@ def test_a_cluster_scoped_object_belongs_to_the_tenant_its_namespace_label_names
     assert held(mine[0], {CLUSTER_LABEL: mine[1]}) and not held(theirs[0], {CLUSTER_LABEL: theirs[1]})
 
 
+def test_a_shard_holds_kamajis_ca_and_kubeconfig_of_its_own_tenants_and_nothing_else_of_kamajis() -> None:
+    (ns, mine), (their_ns, theirs) = _pair_of_tenants()
+    held = kamaji_secrets_of(Shard(0, 2))
+    labels = {"kamaji.clastix.io/name": mine}
+    assert held((ns, f"{mine}-ca"), labels) and held((ns, f"{mine}-admin-kubeconfig"), labels)
+    assert not held((ns, f"{mine}-api-server-certificate"), labels), "Kamaji's other Secrets are never read"
+    assert not held((ns, f"{mine}-ca"), {}), "a Secret of that name Kamaji did not write"
+    assert not held((their_ns, f"{theirs}-ca"), {"kamaji.clastix.io/name": theirs}), "another shard's tenant"
+    assert kamaji_secrets_of(Shard())((their_ns, f"{theirs}-ca"), {"kamaji.clastix.io/name": theirs})
+
+
 @pytest.mark.looptime
 async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     docs = load_example("proxmox.yaml")
@@ -144,6 +155,8 @@ async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmu
         assert cache.holds("v1", "secrets", "tenant-acme", "acme-talos-secrets") is not None, "ours"
         assert cache.holds("v1", "secrets", "tenant-acme", "acme-ca") is not None, "read by the pass"
         assert cache.holds("v1", "secrets", "tenant-acme", "acme-api-server-certificate") is None
+    asked = {name for (plural, _, name), _ in mgmt.named_reads.items() if plural == "secrets"}
+    assert asked == {"capmox-acme", "acme-talos-ca"}, "Kamaji's CA and kubeconfig are held before the first read"
 
 
 async def test_a_list_in_pages_holds_every_page(mgmt: KubeEmulator) -> None:

@@ -73,6 +73,9 @@ def _labels_match(have: Mapping[str, str], labels: Mapping[str, str] | None) -> 
 Key = tuple[str | None, str]
 Scope = Callable[[str | None, Mapping[str, str]], bool]
 """Whether an object with our labels, in this namespace (None: cluster-scoped), is this replica's to hold."""
+Extra = Callable[[Key, Mapping[str, str]], bool]
+"""Whether an object without our labels is held anyway: one every pass reads by name, written by another
+controller (its first read is then answered from memory, as a read of ours is)."""
 _PENDING, _KNOWN = False, True
 """A name asked for: its server read is under way (the store cannot answer yet), or the store answers."""
 
@@ -86,6 +89,7 @@ class _Store:
     """Labels of the objects held without being asked for; None: every object is held."""
     scope: Scope | None = None
     """Of the objects with `owned` labels, which are held (a shard's own tenants); None: all of them."""
+    extra: Extra | None = None
     objects: dict[str | None, dict[str, _Entry]] = field(default_factory=dict)
     wanted: dict[Key, bool] = field(default_factory=dict)
     synced: asyncio.Event = field(default_factory=asyncio.Event)
@@ -98,7 +102,9 @@ class _Store:
     def _held(self, key: Key, labels: Mapping[str, str]) -> bool:
         if self.owned is None or key in self.wanted:
             return True
-        return _labels_match(labels, self.owned) and (self.scope is None or self.scope(key[0], labels))
+        if _labels_match(labels, self.owned):
+            return self.scope is None or self.scope(key[0], labels)
+        return self.extra is not None and self.extra(key, labels)
 
     def put(self, obj: Obj) -> None:
         self._put(self.objects, obj)
@@ -175,6 +181,8 @@ class WatchCache:
     scope: Scope | None = None
     """Which labelled objects this replica holds: a shard holds its own tenants' inventory, not every
     shard's (the inventory is most of the cache: held by every shard, memory grew with all tenants)."""
+    extra: Mapping[tuple[str, str], Extra] = field(default_factory=dict)
+    """Per (apiVersion, plural), the objects of other controllers held too (see `Extra`)."""
     page_size: int = 500
     """Objects per page of a (re)list: what is decoded at once before the store keeps or drops it."""
     _stores: dict[tuple[str, str], _Store] = field(default_factory=dict)
@@ -184,7 +192,9 @@ class WatchCache:
         store = self._stores.get(key)
         if store is None:
             owned = None if key in self.complete else self.owned
-            store = self._stores[key] = _Store(res, owned, None if owned is None else self.scope)
+            store = self._stores[key] = _Store(
+                res, owned, None if owned is None else self.scope, None if owned is None else self.extra.get(key)
+            )
             store.task = asyncio.create_task(self._follow(api, store), name=f"watch {res.api_version}/{res.plural}")
         if not store.synced.is_set():  # a timeout scope per read cost more than the read itself
             with contextlib.suppress(TimeoutError):

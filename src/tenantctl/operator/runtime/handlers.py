@@ -34,7 +34,14 @@ from tenantctl.operator.runtime.admission import review
 from tenantctl.operator.runtime.finalizers import finalizer_of, orphaned, release, take_over
 from tenantctl.operator.runtime.metrics import Metrics, Outcome
 from tenantctl.operator.runtime.triggers import Triggers
-from tenantctl.render.meta import CLUSTER_LABEL, MANAGED_BY, NAMESPACE_LABEL
+from tenantctl.render.meta import (
+    CLUSTER_LABEL,
+    KAMAJI_CONTROL_PLANE_LABEL,
+    MANAGED_BY,
+    NAMESPACE_LABEL,
+    kamaji_admin_kubeconfig,
+    kamaji_ca,
+)
 from tenantctl.render.talos_api import TENANT_CONTROL_PLANE_API
 from tenantctl.spec.compat import KamajiRelease
 
@@ -60,6 +67,20 @@ def inventory_of(shard: Shard) -> Callable[[str | None, Mapping[str, str]], bool
         cluster = labels.get(CLUSTER_LABEL)
         tenant_namespace = namespace if namespace is not None else labels.get(NAMESPACE_LABEL)
         return cluster is None or tenant_namespace is None or shard.owns(tenant_namespace, cluster)
+
+    return held
+
+
+def kamaji_secrets_of(shard: Shard) -> Callable[[tuple[str | None, str], Mapping[str, str]], bool]:
+    """Which of Kamaji's Secrets a shard's cache holds: the CA and admin kubeconfig every pass of its
+    tenants reads (Kamaji labels them with their TenantControlPlane, named as the TenantCluster), so
+    the first read is answered from memory; Kamaji's other eight per tenant are never read, not held."""
+
+    def held(key: tuple[str | None, str], labels: Mapping[str, str]) -> bool:
+        (namespace, name), control_plane = key, labels.get(KAMAJI_CONTROL_PLANE_LABEL)
+        return (control_plane is not None and namespace is not None
+                and name in (kamaji_ca(control_plane), kamaji_admin_kubeconfig(control_plane))
+                and shard.owns(namespace, control_plane))
 
     return held
 
@@ -148,6 +169,7 @@ class OperatorContext:
             cache = WatchCache(
                 sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=HELD_WHOLE,
                 scope=inventory_of(self.settings.shard),
+                extra={("v1", "secrets"): kamaji_secrets_of(self.settings.shard)},
             )
         self._api = KubeClient(
             self.connection,
