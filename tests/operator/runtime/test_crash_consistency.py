@@ -32,7 +32,7 @@ from tenantctl.operator.config.sharding import Shard, shard_of
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer
 
-pytestmark = [pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.timeout(600), pytest.mark.process]
 
 TC = "tenantctl.io/v1alpha1/tenantclusters"
 KEY = ("tenant-acme", "acme")
