@@ -485,7 +485,7 @@ def _unowned_versions(history: list[dict[str, Any]]) -> list[tuple[str, list[str
     would skip the teardown) or one of neither layout: (resourceVersion, their teardown finalizers)."""
     layouts = {finalizer_of(Shard()), finalizer_of(NEW_OWNER)}
     held = [_teardown_finalizers(version) for version in history]
-    first = next(i for i, names in enumerate(held) if names)
+    first = next((i for i, names in enumerate(held) if names), len(held))
     return [(str(history[i]["metadata"].get("resourceVersion")), names) for i, names in enumerate(held)
             if i >= first and (not names or not set(names) <= layouts)]
 
