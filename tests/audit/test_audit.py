@@ -109,6 +109,12 @@ def test_values_from_a_credentials_secret_is_a_finding() -> None:
     assert [p.path for p in found] == ["HelmRelease/tenant-acme/acme-csi.spec.valuesFrom[0].name"]
 
 
+def test_a_release_without_a_spec_hands_nothing_to_the_tenant() -> None:
+    objects, bootstrap, creds = _objects()
+    del _release(objects)["spec"]
+    assert errors(audit_objects(objects, bootstrap, creds)) == []
+
+
 def test_a_post_renderer_naming_a_credentials_secret_is_a_finding() -> None:
     objects, bootstrap, creds = _objects()
     _release(objects)["spec"]["postRenderers"][0]["kustomize"]["patches"][0]["patch"] += (

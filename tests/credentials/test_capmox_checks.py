@@ -13,6 +13,7 @@ from tenantctl.credentials.capmox import (
     check_capmox_secret,
     secret_data,
 )
+from tenantctl.credentials.url import UrlFault, url_problems
 from tenantctl.operator.phases.conditions import Reason
 
 GOOD = {"url": "https://pve.example:8006", "token": "capmox@pve!capi", "secret": "s3cr3t-value", "insecure": "false"}
@@ -95,3 +96,17 @@ def test_the_secret_is_labelled_as_tenantctls() -> None:
                            token_secret="s", insecure=False)
     assert secret["metadata"] == {"name": "capmox-acme", "namespace": "tenant-acme",
                                   "labels": {"app.kubernetes.io/managed-by": "tenantctl"}}
+
+
+@pytest.mark.parametrize(
+    ("url", "faults"),
+    [("https://pve.example:8006", []),
+     ("https://pve.example:8006/api2/json", [UrlFault.API_SUFFIX]),
+     ("http://pve.example:8006/api2/json/", [UrlFault.PLAIN_HTTP, UrlFault.API_SUFFIX]),
+     ("https://pve.example:8006/pve?x=1", [UrlFault.PATH]),
+     ("https://pve.example:port", [UrlFault.NOT_A_URL]),
+     ("pve.example:8006", [UrlFault.NOT_A_URL])],
+)
+def test_each_url_problem_names_its_fault(url: str, faults: list[UrlFault]) -> None:
+    """The doctor tells plain HTTP (a warning when the spec says insecure) from the others by its fault."""
+    assert [p.fault for p in url_problems(url)] == faults

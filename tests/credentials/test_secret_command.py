@@ -32,8 +32,8 @@ def test_prints_the_secret_with_every_key_capmox_reads() -> None:
     result = run(*GOOD)
     assert result.exit_code == 0, result.stderr
     doc = yaml.safe_load(result.stdout)
-    assert (doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"]) == (
-        "Secret", "acme-capmox", "tenant-acme")
+    assert (doc["kind"], doc["metadata"]["name"], doc["metadata"]["namespace"], doc["type"]) == (
+        "Secret", "acme-capmox", "tenant-acme", "Opaque")
     assert doc["stringData"] == {"url": "https://pve.example:8006", "token": "capmox@pve!capi", "secret": TOKEN,
                                  "insecure": "false"}
     assert check_capmox_secret(doc["stringData"], spec_insecure=False) == []
@@ -118,7 +118,8 @@ def test_the_api_suffix_refusal_says_what_to_give_instead() -> None:
 def test_a_token_id_must_be_user_realm_token(token_id: str) -> None:
     result = run(*replace(GOOD, "--token-id", token_id))
     assert result.exit_code == 2
-    assert f"--token-id: '{token_id}' is not a Proxmox API token id" in result.stderr
+    assert f"--token-id: '{token_id}' is not a Proxmox API token id; expected USER@REALM!TOKENNAME (e.g. " \
+           "capmox@pve!capi)" in " ".join(result.stderr.split())
 
 
 @pytest.mark.parametrize("env", [{}, {"PVE_TOKEN_SECRET": ""}])

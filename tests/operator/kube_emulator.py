@@ -108,6 +108,8 @@ class Fault:
     message: str = "injected fault"
     reset: bool = False
     """Drop the connection instead of answering (the client sees a reset, not a status)."""
+    cluster_wide: bool = False
+    """Only requests across every namespace (what a namespace-scoped RoleBinding forbids)."""
 
     def matches(self, request: rendering.Request) -> bool:
         return (
@@ -115,6 +117,7 @@ class Fault:
             and request.method.value == self.method
             and (self.plural is None or (request.resource is not None and request.resource.plural == self.plural))
             and (self.name is None or request.name == self.name)
+            and (not self.cluster_wide or request.namespace is None)
         )
 
 

@@ -95,6 +95,16 @@ def test_another_spec_change_is_applied(
     assert "CoreProvider/capi-system/cluster-api: re-applied — spec.deployment" in result.stdout
 
 
+def test_a_spec_field_added_or_dropped_is_a_change(
+    rendered: list[dict[str, Any]], cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    """A field only one side has changes what capi-operator applies as much as a changed value does."""
+    previous = rendered
+    del find(previous, "CoreProvider", "cluster-api")["spec"]["deployment"]
+    result = run_plan(cli, vendored_platform, previous, tmp_path)
+    assert "CoreProvider/capi-system/cluster-api: re-applied — spec.deployment" in result.stdout
+
+
 def test_new_providers_are_installed_and_dropped_ones_named(rendered: list[dict[str, Any]],
     cli: Cli, vendored_platform: Path, tmp_path: Path
 ) -> None:

@@ -145,6 +145,15 @@ def test_a_secret_naming_another_url_says_which_one_was_checked(
                                            "the doctor checked --url; give the URL the Secret holds")
 
 
+def test_a_secret_url_fault_carries_the_fix_for_it(
+    stand: FakePve, spec_file: Path, fakepve_cafile: str, tmp_path: Path
+) -> None:
+    secret = _credentials_file(tmp_path, stand, url="https://pve.example:8006/api2/json")
+    result = invoke([*base_args(stand, spec_file, fakepve_cafile), "--credentials-secret", str(secret), "-o", "json"])
+    [row] = [r for r in _credential_rows(result) if r["seen"].startswith("key url: ")]
+    assert row["advice"].startswith("drop /api2/json: capmox appends it itself"), row
+
+
 def test_a_credentials_file_without_exactly_one_secret_is_refused(
     stand: FakePve, spec_file: Path, fakepve_cafile: str, tmp_path: Path
 ) -> None:

@@ -21,6 +21,8 @@ def test_clean_stand_passes_every_row(run_doctor: RunDoctor) -> None:
     assert [r for r in report.rows if r.status is not Status.PASS] == []
     assert {r.check for r in report.rows} >= {c.name for c in CHECKS}
     assert report.exit_code == 0
+    [template] = [r for r in report.of("template") if r.seen.startswith("capmox selects")]
+    assert template.seen == "capmox selects 9000 'talos-v1.13.6' on pve1 (tags 'talos;talos-v1.13.6')", "no extras"
 
 
 @dataclass(frozen=True)
@@ -321,7 +323,7 @@ def test_insecure_spec_warns_and_skips_verification(stand: FakePve, tenant_spec:
 
     report = doctor(tenant_spec(), Target(stand.url, "capmox@pve!capi", "s3cr3t-token-value", insecure=True))
     (tls,) = report.of("tls")
-    assert tls.status is Status.WARN
+    assert (tls.status, tls.advice) == (Status.WARN, "install a certificate your CA signs and set insecure: false")
     assert report.of("auth")[0].status is Status.PASS
 
 
@@ -377,6 +379,9 @@ def test_tls_fails_when_nothing_answers(run_doctor: RunDoctor, insecure: bool) -
     (tls,) = report.of("tls")
     assert tls.status is Status.FAIL and "no TLS connection" in tls.seen
     assert "verified" not in tls.seen and report.exit_code == 1
+    (auth,) = report.of("auth")
+    assert auth.seen.startswith("no answer: ConnectionError: HTTPSConnectionPool(host='127.0.0.1'"), auth.seen
+    assert auth.advice == "check that the URL reaches the Proxmox API (host, port 8006, firewall)"
 
 
 def test_tls_row_names_the_failed_verification(stand: FakePve, tenant_spec: Any) -> None:
@@ -424,3 +429,15 @@ def test_every_row_carries_the_name_of_its_check(
     if variant == "full clone":
         (clone,) = [r for r in rows if r.check == "clone"]
         assert clone.seen == "full clone onto the template's own storage"
+
+
+@pytest.mark.parametrize("held", [1, 6])
+def test_a_further_nics_pool_names_at_most_five_guests_holding_its_addresses(
+    stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any, held: int
+) -> None:
+    for i in range(held):
+        stand.add_vm(310 + i, f"guest{i}", node="pve1", config={"ipconfig0": f"ip=10.30.0.{11 + i}/24"})
+    rows = run_doctor(tenant_spec(_device(["10.30.0.10-10.30.0.30"]))).of("capacity")
+    [row] = [r for r in rows if r.subject == "NodePool/md0 net1"]
+    shown = ", ".join(f"10.30.0.{11 + i}" for i in range(min(held, 5)))
+    assert row.seen.endswith(f"held by other guests: {shown}" + (" …" if held > 5 else "")), row.seen

@@ -294,3 +294,20 @@ def test_what_the_api_server_stores_means_what_the_user_wrote(example: str, own_
         stored.append(apply_defaults(d, compiled_version(version).converted.defaults))
     assert stored != docs
     assert parse_tenant_documents(stored) == parse_tenant_documents(docs)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [("readyUnknownTimeout", "0s", "'0s' must be a positive duration, a zero timeout remediates every new worker"),
+     ("readyFalseTimeout", "0s", "'0s' must be a positive duration, a zero timeout remediates every new worker")],
+)
+def test_a_duration_the_crd_refuses_says_why_in_the_apiservers_words(
+    field: str, value: str, message: str, own_catalog: SchemaCatalog
+) -> None:
+    """`kubectl apply` shows the CRD's message alone: it must say what is wrong and why, as the check does."""
+    docs = clone(load_example("proxmox.yaml"))
+    pool = next(d for d in docs if d["kind"] == "NodePool")
+    pool["spec"].setdefault("healthCheck", {})[field] = value
+    [problem] = _errors(validate_objects([pool], own_catalog, core=False))
+    assert problem.path == f"NodePool/md0.spec.healthCheck.{field}"
+    assert problem.message.startswith(f"Invalid value: {message} (rule "), problem.message

@@ -166,7 +166,7 @@ CASES: dict[str, Case] = {
     ),
     "Talos minor unknown": Case(
         "proxmox.yaml", _set(lambda d: tc(d)["spec"]["talos"], "version", "v1.9.0"),
-        "TenantCluster/acme.spec.talos.version", "unknown Talos minor 'v1.9'",
+        "TenantCluster/acme.spec.talos.version", "unknown Talos minor 'v1.9' (known: v1.11, v1.12, v1.13)",
     ),
     "missing proxmox block": Case(
         "proxmox.yaml", _drop(lambda d: tc(d)["spec"], "proxmox"), "TenantCluster/acme.spec.proxmox",
@@ -244,7 +244,7 @@ CASES: dict[str, Case] = {
     ),
     "proxmox pool without sizing": Case(
         "proxmox.yaml", _drop(lambda d: pool(d)["spec"], "resources"), "NodePool/md0.spec.resources",
-        "needs resources.cpu and/or resources.memory",
+        "a proxmox pool needs resources.cpu and/or resources.memory to size its VMs (numCores, memoryMiB)",
     ),
     "kubevirt pool with only cpu": Case(
         "kubevirt.yaml", _kubevirt_only_cpu, "NodePool/big.spec.resources", "cpu and memory together or neither",

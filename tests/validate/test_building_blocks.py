@@ -69,6 +69,7 @@ def test_field_paths_read_like_the_apiservers() -> None:
     assert parse_field_path("spec") is None
     assert object_label({"kind": "Pod", "metadata": {"generateName": "web-"}}, 3) == "Pod/web-*"
     assert object_label({}, 3) == "object[3]"
+    assert object_label({"kind": "Pod", "metadata": {"name": 5}}, 3) == "Pod", "a name that is no string is not shown"
 
 
 @pytest.mark.parametrize(

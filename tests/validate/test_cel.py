@@ -314,12 +314,16 @@ def test_functions_counted_as_native_are_really_built_into_cel() -> None:
         "url('https://example.com:8443/a?x=1').getHostname() == 'example.com'",
         "url('https://[::1]:80/').getHost() == '[::1]:80' && url('https://[::1]:80/').getHostname() == '::1'",
         "url('https://example.com:8443/a?x=1').getPort() == '8443'",
+        # Go's parseHost: the port after the host's last ':' is digits, else the URL is refused
+        "url('https://a:1:2/').getPort() == '2' && !isURL('https://a:xy/') && !isURL('https://[::1]x/')",
+        "isURL('https://a:/') && url('https://[::1]/').getPort() == ''",
         "url('https://example.com/a%20b').getEscapedPath() == '/a%20b'",
         "url('https://e.com/?x=1&x=2').getQuery()['x'] == ['1', '2'] && !isURL('not a url')",
         # quantity
         "quantity('1Gi').isGreaterThan(quantity('1G')) && quantity('500m').isLessThan(quantity('1'))",
         "quantity('1') == quantity('1000m') && quantity('1.5').sign() == 1 && !quantity('1.5').isInteger()",
         "quantity('2k').asInteger() == 2000 && quantity('1.5').asApproximateFloat() == 1.5",
+        "quantity('9223372036854775807').asInteger() == 9223372036854775807",
         "quantity('1Ki').add(quantity('1Ki')) == quantity('2Ki') && quantity('1').sub(1).sign() == 0",
         "quantity('1').compareTo(quantity('2')) == -1 && isQuantity('1e3') && !isQuantity('1.2.3')",
         # ip and cidr
@@ -345,6 +349,7 @@ def test_functions_counted_as_native_are_really_built_into_cel() -> None:
         "!format.dns1123SubdomainPrefix().validate('a.b-').hasValue()",
         "format.dns1035Label().validate('1a').hasValue()",
         "!format.dns1035LabelPrefix().validate('a-').hasValue() && !format.uri().validate('https://a').hasValue()",
+        "format.uri().validate('not a uri').value() == ['invalid URI']",
         "format.uuid().validate('x').hasValue() && !format.byte().validate('aGk=').hasValue()",
         "!format.date().validate('2026-01-02').hasValue() && format.datetime().validate('2026-01-02').hasValue()",
         "format.dns1123Subdomain().validate('A').hasValue()",

@@ -108,6 +108,12 @@ def test_validation_never_mutates_the_callers_object(widget_catalog: SchemaCatal
             "Required value",
         ),
         (
+            "embedded resource kind is a string",
+            {"template": {"apiVersion": "v1", "kind": 5}},
+            "Widget/w1.spec.template.kind",
+            "string",
+        ),
+        (
             "embedded resource metadata is ObjectMeta",
             {"template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"nmae": "p"}}},
             "Widget/w1.spec.template.metadata.nmae",
@@ -307,3 +313,11 @@ def test_what_cannot_be_checked_is_named_by_where_it_sits() -> None:
     assert convert_crd_schema(schema).unchecked == [
         f"pattern at .spec.tags[*] {why}", f"pattern at .spec.labels[*] {why}", f"pattern at .spec.name {why}"]
     assert convert_crd_schema(ungreedy).unchecked == [f"pattern at . {why}"]
+
+
+def test_a_node_with_properties_and_no_type_prunes_unknown_fields_as_an_object_does() -> None:
+    from tenantctl.validate.openapi import convert_crd_schema
+
+    untyped = {"properties": {"a": {"type": "string"}}}
+    converted = convert_crd_schema({"type": "object", "properties": {"spec": untyped}})
+    assert converted.schema["properties"]["spec"]["additionalProperties"] is False

@@ -328,11 +328,19 @@ def cidr_prefix_length(value: Any) -> int:
 # --- url ------------------------------------------------------------------------------------------
 
 
+_GO_OPTIONAL_PORT = re.compile(r"(:[0-9]*)?")
+
+
 def _parse_url(text: str) -> str:
-    """Go's ``url.ParseRequestURI``: an absolute URL or an absolute path, no fragment."""
+    """Go's ``url.ParseRequestURI``: an absolute URL or an absolute path, no fragment, and after the host
+    (its last ':', or the ']' closing an IPv6 literal) nothing but a port of digits (``parseHost``)."""
     parts = urlsplit(text)
     if "#" in text or not ((parts.scheme and (parts.netloc or parts.path)) or text.startswith("/")):
         raise ValueError(f"URL is not a valid request URI: {text}")
+    host = parts.netloc.rpartition("@")[2]
+    tail = host[host.rfind("]") + 1 :] if host.startswith("[") else host[host.rfind(":") :] if ":" in host else ""
+    if not _GO_OPTIONAL_PORT.fullmatch(tail):
+        raise ValueError(f"invalid port {tail!r} after host")
     return text
 
 

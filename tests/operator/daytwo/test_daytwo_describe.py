@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daytwo_support import NAME, NOW, NS, UPGRADING, seed_day_two, set_status, url
+from daytwo_support import NAME, NOW, NS, PROXMOX_MACHINES, UPGRADING, seed_day_two, set_status, url
 from kube_emulator import Fault, KubeEmulator
 from operator_support import kubeconfig_for
 from typer.testing import CliRunner
@@ -142,3 +142,23 @@ async def test_an_invalid_pool_of_this_tenant_is_the_spec_line_and_other_tenants
     spec = find(await tree_of(mgmt), "spec")
     assert spec.mark is Mark.WRONG and "replicas" in spec.detail
     assert spec.next == "fix the TenantCluster/NodePools; the operator applies nothing until then"
+
+
+async def test_a_condition_without_a_reason_shows_its_message_alone(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    set_status(mgmt, "TenantCluster", NAME, {"phase": "Provisioning", "conditions": [
+        {"type": "Ready", "status": "False", "message": "waiting for the tenant apiserver"}]})
+    assert find(await tree_of(mgmt), "Ready=False").detail == "waiting for the tenant apiserver"
+
+
+async def test_an_infrastructure_machine_failing_by_condition_is_what_to_look_at(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """capmox reports a failed clone as a False condition, not always as failureMessage."""
+    await seed_day_two(mgmt, tenant)
+    set_status(mgmt, PROXMOX_MACHINES[0], f"{NAME}-md0-c", {"ready": False, "conditions": [
+        {"type": "Ready", "status": "True"},
+        {"type": "VMProvisioned", "status": "False", "reason": "CloningFailed", "message": "storage full"}]})
+    stuck = find(await tree_of(mgmt), f"Machine {NAME}-md0-c")
+    assert stuck.mark is Mark.WRONG
+    assert stuck.next.startswith(f"ProxmoxMachine {NAME}-md0-c: VMProvisioned CloningFailed: storage full; ")

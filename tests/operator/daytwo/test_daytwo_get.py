@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from daytwo_support import NAME, NOW, NS, UPGRADING, applied, documents, seed_management, set_status, url
-from kube_emulator import KubeEmulator
+from kube_emulator import Fault, KubeEmulator
 from operator_support import kubeconfig_for
 from typer.testing import CliRunner
 
@@ -101,3 +101,25 @@ async def test_a_tenant_the_operator_has_not_written_yet_shows_dashes(mgmt: Kube
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
         (row,) = await list_tenants(api, NS, FIXED_NOW)
     assert (row.phase, row.endpoint) == ("-", "-")
+
+
+async def test_pools_of_one_namespace_need_no_cluster_wide_read(mgmt: KubeEmulator) -> None:
+    """A platform team member bound to the tenant's namespace only can list its pools."""
+    await seeded(mgmt)
+    mgmt.fail(Fault("GET", "machinedeployments", status=403, times=100, message="forbidden", cluster_wide=True))
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        (row,) = await list_pools(api, NS, FIXED_NOW)
+    assert (row.name, row.machine_deployment) == ("md0", f"{NAME}-md0")
+
+
+async def test_a_spread_pools_machine_deployments_are_listed_in_name_order(mgmt: KubeEmulator) -> None:
+    await seeded(mgmt)
+    md = mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", NS, f"{NAME}-md0")
+    assert md is not None
+    mgmt.objects["cluster.x-k8s.io/v1beta1/machinedeployments", NS, f"{NAME}-md0"].delete()
+    for group in ("pve2", "pve1"):
+        mgmt.put("cluster.x-k8s.io/v1beta1/machinedeployments",
+                 {**md, "metadata": {**md["metadata"], "name": f"{NAME}-md0-{group}", "uid": group}})
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        (row,) = await list_pools(api, NS, FIXED_NOW)
+    assert row.machine_deployment == f"{NAME}-md0-pve1,{NAME}-md0-pve2"

@@ -108,6 +108,7 @@ async def test_each_class_is_told_with_its_detail(mgmt: KubeEmulator, tmp_path: 
     replace = by_ref[f"TalosConfigTemplate/{NAME}-md0"]
     assert replace.action is Action.REPLACE
     assert replace.diff == ("~ spec.template.spec.generateType: join -> none",)
+    assert replace.note == "immutable: deleted and created again"
     update = by_ref[f"MachineDeployment/{NAME}-md0"]
     assert update.action is Action.UPDATE
     assert "~ spec.replicas: 2 -> 3" in update.diff

@@ -78,6 +78,8 @@ async def test_a_complete_management_cluster_passes(mgmt: KubeEmulator, shared: 
     controllers = [r for r in report.rows if r.subject.startswith("Deployment ")]
     assert {r.check for r in controllers} == {"controllers"}
     assert len(controllers) == sum(len(names) for _, names, _ in CONTROLLERS)
+    providers = [r for r in report.rows if r.check == "providers"]
+    assert providers and all(r.seen == "Ready, v1.10.1" for r in providers), providers
     [kamaji_row] = [r for r in controllers if r.subject == "Deployment system/kamaji"]
     assert (kamaji_row.status, kamaji_row.seen.endswith(": 1/1 replicas available")) == (Status.PASS, True)
 
@@ -85,7 +87,9 @@ async def test_a_complete_management_cluster_passes(mgmt: KubeEmulator, shared: 
 async def test_a_missing_crd_is_a_failure_naming_what_installs_it(mgmt: KubeEmulator, shared: Path) -> None:
     complete(mgmt, shared)
     del mgmt.resources[next(r for r, info in mgmt.resources.items() if info.kind == "TalosConfigTemplate")]
-    fails = failing(await report_of(mgmt))
+    report = await report_of(mgmt)
+    assert {r.check for r in report.rows if r.status is Status.FAIL} == {"crds"}
+    fails = failing(report)
     assert fails == {"bootstrap.cluster.x-k8s.io/v1alpha3 TalosConfigTemplate": (
         "CABPT (Talos bootstrap, v0.6): TalosConfigTemplate not served",
         "install its capi-operator provider (`tenantctl providers render -f platform.yaml`)")}

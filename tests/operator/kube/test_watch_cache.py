@@ -14,7 +14,7 @@ from tenant_support import load_example
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.cache import WatchCache
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
-from tenantctl.operator.runtime.handlers import OWNED, inventory_of, kamaji_secrets_of
+from tenantctl.operator.runtime.handlers import OWNED, inventory_of
 from tenantctl.render.meta import CLUSTER_LABEL, NAMESPACE_LABEL
 
 pytestmark = [pytest.mark.timeout(20)]
@@ -130,6 +130,8 @@ def test_a_cluster_scoped_object_belongs_to_the_tenant_its_namespace_label_names
 
 
 def test_a_shard_holds_kamajis_ca_and_kubeconfig_of_its_own_tenants_and_nothing_else_of_kamajis() -> None:
+    from tenantctl.operator.runtime.handlers import kamaji_secrets_of  # newer than the mutation snapshot
+
     (ns, mine), (their_ns, theirs) = _pair_of_tenants()
     held = kamaji_secrets_of(Shard(0, 2))
     labels = {"kamaji.clastix.io/name": mine}

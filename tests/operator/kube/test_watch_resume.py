@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import aiohttp.web
@@ -28,7 +29,11 @@ STREAMS: list[list[dict[str, Any]]] = [
 ]
 
 
-async def scripted_server(release: asyncio.Event) -> tuple[aiohttp.web.AppRunner, str, list[str], asyncio.Event]:
+async def scripted_server(
+    release: asyncio.Event, streams: list[list[dict[str, Any]]] = STREAMS, gates: Sequence[asyncio.Event] = ()
+) -> tuple[aiohttp.web.AppRunner, str, list[str], asyncio.Event]:
+    """Serves LISTED, then each of `streams` to one watch (stream i once `gates[i]`, if given, is set), then
+    holds the next watch open until `release`; `done` is set when that last watch arrives."""
     asked: list[str] = []
     done = asyncio.Event()
 
@@ -38,10 +43,12 @@ async def scripted_server(release: asyncio.Event) -> tuple[aiohttp.web.AppRunner
         asked.append(request.query.get("resourceVersion", ""))
         response = aiohttp.web.StreamResponse()
         await response.prepare(request)
-        if len(asked) > len(STREAMS):
+        if len(asked) > len(streams):
             done.set()
             await release.wait()  # the last stream stays open until the test ends
-        for event in STREAMS[len(asked) - 1]:
+        if len(asked) <= len(gates):
+            await gates[len(asked) - 1].wait()
+        for event in streams[len(asked) - 1]:
             await response.write(json.dumps(event).encode() + b"\n")
         return response
 
@@ -65,6 +72,37 @@ async def test_a_stream_resumes_from_the_last_event_then_from_the_bookmark() -> 
             assert asked == ["10", "11", "20", "20"], "list version, last event's, bookmark's, bookmark's"
             [b] = [s for s in await api.list(SECRETS, "ns") if s["metadata"]["name"] == "b"]
             assert (b["apiVersion"], b["kind"]) == ("v1", "Secret"), "type meta filled in from the resource"
+    finally:
+        release.set()
+        await runner.cleanup()
+
+
+def _deleted(version: str) -> dict[str, Any]:
+    return {"type": "DELETED", "object": {"kind": "Secret", "apiVersion": "v1",
+                                          "metadata": {"name": "a", "namespace": "ns", "resourceVersion": version}}}
+
+
+async def test_a_deletion_older_than_the_copy_held_does_not_drop_it() -> None:
+    """The replace step deletes an object and creates it again; the old incarnation's DELETED event may
+    arrive after our create's answer. It must not drop the new copy; a newer deletion does."""
+    release, gates = asyncio.Event(), [asyncio.Event(), asyncio.Event()]
+    streams = [[_deleted("15")], [_deleted("25")]]
+    runner, server, asked, done = await scripted_server(release, streams, gates)
+    try:
+        async with KubeClient(Connection.from_server(server), cache=WatchCache(retry_delay=0.01)) as api:
+            assert await api.get(SECRETS, "a", "ns") is not None
+            assert api.cache is not None
+            recreated = {"apiVersion": "v1", "kind": "Secret",
+                         "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "20"}}
+            api.cache.wrote(SECRETS, recreated)
+            gates[0].set()
+            while len(asked) < 2:  # the first stream has ended: its stale deletion was seen
+                await asyncio.sleep(0.01)
+            held = api.cache.holds("v1", "secrets", "ns", "a") or {}
+            assert held.get("metadata", {}).get("resourceVersion") == "20", "the stale deletion dropped the copy"
+            gates[1].set()
+            await asyncio.wait_for(done.wait(), 5)
+            assert api.cache.holds("v1", "secrets", "ns", "a") is None, "a deletion newer than the copy drops it"
     finally:
         release.set()
         await runner.cleanup()

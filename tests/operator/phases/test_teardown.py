@@ -244,6 +244,7 @@ async def test_stuck_releases_lose_their_finalizers_and_a_stuck_control_plane_is
     assert cluster_api["outcome"] == "Leftover" and "still deleting after 2s" in cluster_api["message"]
     assert not gone(mgmt, "controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX)
     assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "the Cluster is deleted after the bound"
+    assert cluster_api["message"].endswith(", Cluster/acme"), "by this step, not left to a later one"
 
 
 @pytest.mark.parametrize("cdi", [False, True], ids=["without-cdi", "with-cdi"])
@@ -284,6 +285,7 @@ async def test_a_refused_cluster_never_provisioned_is_deleted_without_leftovers(
         await delete_cluster(mgmt, PROXMOX)
         await eventually(lambda: gone(mgmt, TC, *PROXMOX))
     assert step(mgmt, PROXMOX, "TenantVolumes")["outcome"] == "Skipped"
+    assert step(mgmt, PROXMOX, "ClusterAPI")["message"] == "deleted nothing (already gone)"
     assert teardown_status(mgmt, PROXMOX)["leftovers"] == []
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from kube_emulator import KubeEmulator
 from operator_support import eventually, running_operator
-from test_teardown import KUBEVIRT, TC, delete_cluster, gone, ready, seeded, step, url
+from test_teardown import KUBEVIRT, TC, delete_cluster, gone, last_seen, ready, seeded, step, url
 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
 
@@ -30,6 +30,7 @@ async def test_the_autoscaler_is_scaled_to_zero_and_deleted_before_any_machine_d
     assert md_deletes, "the MachineDeployments are deleted"
     assert stop < removed < min(md_deletes), "scaled to zero, deleted, and only then the MachineDeployments"
     assert gone(mgmt, "apps/v1/deployments", "tenant-demo", AUTOSCALER)
+    assert last_seen(mgmt, "apps/v1/deployments", "tenant-demo", AUTOSCALER)["spec"]["replicas"] == 0
     assert f"Deployment/{AUTOSCALER}" in step(mgmt, KUBEVIRT, "ClusterAPI")["message"]
 
 
