@@ -72,6 +72,7 @@ SUITES = {
 SAMPLE_SIZES = {"audit": 60, "operator (apply, reconcile, teardown)": 50, "render": 70, "spec": 70}
 SEED = 14
 NO_TESTS, TIMED_OUT, USAGE_ERROR = 33, 36, 4
+NO_TESTS_COLLECTED = 5
 KILLED = {1, 3, TIMED_OUT}
 
 
@@ -149,11 +150,14 @@ def unmapped_tests(known: set[str]) -> tuple[list[str], list[str]]:
     as it cannot see into the child, and a mutant running them all would take minutes."""
     for copied in ("tests", "examples", "docs"):
         shutil.copytree(ROOT / copied, MUTANTS / copied, dirs_exist_ok=True)
+    shutil.copy2(ROOT / "pyproject.toml", MUTANTS / "pyproject.toml")  # the markers the tests carry
     listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                              "-m", "not slow and not process",
                              *sorted({s for suites in SUITES.values() for s in suites})],
                             cwd=MUTANTS, env={**os.environ, "PYTHONPATH": "src"}, capture_output=True, text=True,
                             check=False)
+    if listed.returncode not in (0, NO_TESTS_COLLECTED):
+        raise SystemExit(f"the checkout's tests do not collect on the snapshot:\n{listed.stdout[-2000:]}")
     added = [line for line in listed.stdout.splitlines() if line.startswith("tests/") and line not in known]
     if not added:
         return [], []
