@@ -275,15 +275,26 @@ def cut_points(sequence: list[str], every: bool) -> list[int]:
     return sorted({0, len(sequence) - 1, *(sequence.index(step) for step in STEPS)})
 
 
-def outcome_of(run: Callable[[], list[str]], where: str) -> list[str]:
-    """The differences a cut left; a cut after N writes the pass did not reach this time is recorded as
-    not reached (a named cut must fire: its CutNotReached fails the sweep)."""
-    try:
-        return run()
-    except CutNotReached:
-        if not where.startswith("after "):
-            raise
-        return ["not reached"]
+Cuts = dict[str, Callable[[], Callable[[str], bool]]]
+"""Cut points by what they are (`after N writes`, or a named step), each a factory of a fresh cut."""
+
+
+def sweep_cuts(
+    what: str, cuts: Cuts, tmp_path: Path, differences: Callable[[Path, Callable[[str], bool]], list[str]]
+) -> None:
+    """Run each cut in a directory of its own and fail naming every cut point whose resumed run differs.
+    A cut after N writes that this run's pass did not reach is recorded as not reached; a named cut must
+    fire (its CutNotReached fails the sweep)."""
+    outcomes: dict[str, list[str]] = {}
+    for i, (where, cut) in enumerate(cuts.items()):
+        try:
+            outcomes[where] = differences(tmp_path / f"cut-{i}", cut())
+        except CutNotReached:
+            if not where.startswith("after "):
+                raise
+            outcomes[where] = ["not reached"]
+    broken = {where: d for where, d in outcomes.items() if d and d != ["not reached"]}
+    assert not broken, f"{what} cut points whose resumed run differs: {broken}"
 
 
 def _diff(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
@@ -416,19 +427,23 @@ def check_teardown_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path,
     the TenantCluster, found by its count: Events interleave differently from run to run). A TenantCluster
     gone at the kill must have had nothing left to tear down: the finalizer is never released early."""
     expected, sequence = uncut
-    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+    cuts: Cuts = {
         f"after {n} writes": functools.partial(after_writes, n)
         for n in (range(len(sequence)) if every else (0, len(sequence) // 2))
     }
     release = sequence.count("tenantclusters")
     cuts["at the finalizer's release"] = functools.partial(on_write_of, "tenantclusters", release)
-    outcomes: dict[str, list[str]] = {}
-    for i, (where, cut) in enumerate(cuts.items()):
-        left, _, gone_at_kill = asyncio.run(_teardown(tmp_path / f"cut-{i}", cut()))
-        early = [] if gone_at_kill is None else [f"released early: {d}" for d in _diff(expected, gone_at_kill)]
-        outcomes[where] = _diff(expected, left) + early
-    broken = {where: d for where, d in outcomes.items() if d}
-    assert not broken, f"teardown cut points whose resumed run differs: {broken}"
+    sweep_cuts("teardown", cuts, tmp_path, functools.partial(_teardown_differences, expected, disks=False))
+
+
+def _teardown_differences(
+    expected: dict[str, Any], path: Path, cut: Callable[[str], bool], *, disks: bool
+) -> list[str]:
+    """What a cut teardown left that the uncut one did not, and, if the TenantCluster was gone at the
+    kill, what was still to tear down then (released early)."""
+    left, _, gone_at_kill = asyncio.run(_teardown(path, cut, disks=disks))
+    early = [] if gone_at_kill is None else [f"released early: {d}" for d in _diff(expected, gone_at_kill)]
+    return _diff(expected, left) + early
 
 
 def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]]) -> None:
@@ -484,18 +499,13 @@ def check_endpoint_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path,
     expected, sequence = uncut
     assert "talosconfigtemplates" in sequence and "helmreleases" in sequence, sequence
     steps = ("talosconfigtemplates", "clusterrolebindings", "helmreleases") if every else ("talosconfigtemplates",)
-    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+    cuts: Cuts = {
         f"at the first {plural}": functools.partial(on_write_of, plural, 1) for plural in steps
     }
     if every:
         cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
-    outcomes = {
-        where: outcome_of(lambda i=i, cut=cut: _diff(
-            expected, asyncio.run(_endpoint_arrives(tmp_path / f"cut-{i}", cut()))[0]), where)
-        for i, (where, cut) in enumerate(cuts.items())
-    }
-    broken = {where: d for where, d in outcomes.items() if d and d != ["not reached"]}
-    assert not broken, f"endpoint-step cut points whose resumed run differs: {broken}"
+    sweep_cuts("endpoint-step", cuts, tmp_path,
+               lambda path, cut: _diff(expected, asyncio.run(_endpoint_arrives(path, cut))[0]))
 
 
 def test_the_endpoint_pass_ends_where_a_create_with_the_address_does(
@@ -561,21 +571,17 @@ def check_handover_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path,
     is the uncut handover's."""
     expected, sequence = uncut
     assert sequence.count("tenantclusters") >= 2, sequence
-    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+    cuts: Cuts = {
         f"at the TenantCluster's write {n}": functools.partial(on_write_of, "tenantclusters", n) for n in (1, 2)
     }
     if every:
         cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
-    outcomes: dict[str, list[str]] = {}
-    for i, (where, cut) in enumerate(cuts.items()):
 
-        def one(i: int = i, cut: Callable[[], Callable[[str], bool]] = cut) -> list[str]:
-            left, _, ownerless = asyncio.run(_handover(tmp_path / f"cut-{i}", cut()))
-            return _diff(expected, left) + [f"without an owner: {v}" for v in ownerless]
+    def differences(path: Path, cut: Callable[[str], bool]) -> list[str]:
+        left, _, ownerless = asyncio.run(_handover(path, cut))
+        return _diff(expected, left) + [f"without an owner: {v}" for v in ownerless]
 
-        outcomes[where] = outcome_of(one, where)
-    broken = {where: d for where, d in outcomes.items() if d and d != ["not reached"]}
-    assert not broken, f"handover cut points whose resumed run differs: {broken}"
+    sweep_cuts("handover", cuts, tmp_path, differences)
 
 
 NODEPOOLS = "tenantctl.io/v1alpha1/nodepools"
@@ -624,20 +630,15 @@ def check_pool_change_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Pa
     adds the pass's every write, the template's delete and the MachineDeployment's update."""
     expected, sequence = uncut
     assert sequence.count("talosconfigtemplates") >= 2, f"the change replaces the template: {sequence}"
-    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+    cuts: Cuts = {
         "between the template's delete and create": functools.partial(on_write_of, "talosconfigtemplates", 2),
     }
     if every:
         cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
         cuts["at the template's delete"] = functools.partial(on_write_of, "talosconfigtemplates", 1)
         cuts["at the MachineDeployment's update"] = functools.partial(on_write_of, "machinedeployments", 1)
-    outcomes = {
-        where: outcome_of(lambda i=i, cut=cut: _diff(
-            expected, asyncio.run(_pool_change(tmp_path / f"cut-{i}", cut()))[0]), where)
-        for i, (where, cut) in enumerate(cuts.items())
-    }
-    broken = {where: d for where, d in outcomes.items() if d and d != ["not reached"]}
-    assert not broken, f"pool-change cut points whose resumed run differs: {broken}"
+    sweep_cuts("pool-change", cuts, tmp_path,
+               lambda path, cut: _diff(expected, asyncio.run(_pool_change(path, cut))[0]))
 
 
 def test_a_change_made_while_the_watch_streams_were_cut_is_acted_on(
@@ -678,20 +679,14 @@ def check_disk_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, eve
     before it was freed, and the end state is the uncut teardown's."""
     expected, sequence = uncut
     assert sequence.count("persistentvolumeclaims") == len(DISKS) and "pods" in sequence, sequence
-    cuts: dict[str, Callable[[], Callable[[str], bool]]] = {
+    cuts: Cuts = {
         "at the second claim's delete": functools.partial(on_write_of, "persistentvolumeclaims", 2),
     }
     if every:
         cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
         cuts["at the first claim's delete"] = functools.partial(on_write_of, "persistentvolumeclaims", 1)
         cuts["at the pod's delete"] = functools.partial(on_write_of, "pods", 1)
-    outcomes: dict[str, list[str]] = {}
-    for i, (where, cut) in enumerate(cuts.items()):
-        left, _, gone_at_kill = asyncio.run(_teardown(tmp_path / f"cut-{i}", cut(), disks=True))
-        early = [] if gone_at_kill is None else [f"released early: {d}" for d in _diff(expected, gone_at_kill)]
-        outcomes[where] = _diff(expected, left) + early
-    broken = {where: d for where, d in outcomes.items() if d}
-    assert not broken, f"teardown-with-disks cut points whose resumed run differs: {broken}"
+    sweep_cuts("teardown-with-disks", cuts, tmp_path, functools.partial(_teardown_differences, expected, disks=True))
 
 
 Check = Callable[[tuple[dict[str, Any], list[str]], Path, bool], None]
