@@ -71,8 +71,7 @@ SUITES = {
 # it. A fresh measurement gives its own seed and size: a sample no test was written against.
 SAMPLE_SIZES = {"audit": 60, "operator (apply, reconcile, teardown)": 50, "render": 70, "spec": 70}
 SEED = 14
-NO_TESTS, TIMED_OUT, USAGE_ERROR = 33, 36, 4
-NO_TESTS_COLLECTED = 5
+NO_TESTS, TIMED_OUT, USAGE_ERROR, NO_TESTS_COLLECTED = 33, 36, 4, 5
 KILLED = {1, 3, TIMED_OUT}
 
 

@@ -337,11 +337,18 @@ def _parse_url(text: str) -> str:
     parts = urlsplit(text)
     if "#" in text or not ((parts.scheme and (parts.netloc or parts.path)) or text.startswith("/")):
         raise ValueError(f"URL is not a valid request URI: {text}")
-    host = parts.netloc.rpartition("@")[2]
-    tail = host[host.rfind("]") + 1 :] if host.startswith("[") else host[host.rfind(":") :] if ":" in host else ""
+    tail = _after_host(parts.netloc.rpartition("@")[2])
     if not _GO_OPTIONAL_PORT.fullmatch(tail):
         raise ValueError(f"invalid port {tail!r} after host")
     return text
+
+
+def _after_host(host: str) -> str:
+    """What follows the host in `host[:port]`: after an IPv6 literal's ']', else from the last ':' (Go's
+    ``splitHostPort``); '' when nothing does."""
+    if host.startswith("["):
+        return host[host.find("]") + 1 :]
+    return host[host.rfind(":") :] if ":" in host else ""
 
 
 def url(text: str) -> dict[str, str]:
@@ -381,9 +388,7 @@ def url_hostname(value: Any) -> str:
 
 
 def url_port(value: Any) -> str:
-    host = _host(value, "getPort")
-    tail = host[host.index("]") + 1 :] if host.startswith("[") else host
-    return tail.rpartition(":")[2] if ":" in tail else ""
+    return _after_host(_host(value, "getPort")).removeprefix(":")
 
 
 def url_escaped_path(value: Any) -> str:

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 from tenantctl.operator.kube import wire
 from tenantctl.operator.kube.client import APIError, KubeClient, Resource
 
-__all__ = ["WatchCache"]
+__all__ = ["Extra", "WatchCache"]
 
 Obj = dict[str, Any]
 _log = logging.getLogger(__name__)

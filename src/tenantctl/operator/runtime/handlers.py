@@ -21,7 +21,7 @@ import kopf
 from tenantctl.operator.config.settings import OperatorSettings, WebhookSettings
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.install.webhook import CLUSTER_WEBHOOK, POOL_WEBHOOK
-from tenantctl.operator.kube.cache import WatchCache
+from tenantctl.operator.kube.cache import Extra, WatchCache
 from tenantctl.operator.kube.client import APIError, Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.kube.tenants import TenantClients
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
@@ -71,7 +71,7 @@ def inventory_of(shard: Shard) -> Callable[[str | None, Mapping[str, str]], bool
     return held
 
 
-def kamaji_secrets_of(shard: Shard) -> Callable[[tuple[str | None, str], Mapping[str, str]], bool]:
+def kamaji_secrets_of(shard: Shard) -> Extra:
     """Which of Kamaji's Secrets a shard's cache holds: the CA and admin kubeconfig every pass of its
     tenants reads (Kamaji labels them with their TenantControlPlane, named as the TenantCluster), so
     the first read is answered from memory; Kamaji's other eight per tenant are never read, not held."""
