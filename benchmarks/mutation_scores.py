@@ -5,6 +5,8 @@
     .venv/bin/python benchmarks/mutation_scores.py sample --seed 20261201 --size 30   # a fresh sample
     .venv/bin/python benchmarks/mutation_scores.py run NAME... # check mutants (names also on stdin)
     .venv/bin/python benchmarks/mutation_scores.py report      # the table docs/testing.md quotes
+    .venv/bin/python benchmarks/mutation_scores.py sample --seed S --unseen > benchmarks/samples/S.txt
+    .venv/bin/python benchmarks/mutation_scores.py report --names benchmarks/samples/S.txt
     .venv/bin/python benchmarks/mutation_scores.py survivors   # survivors not judged equivalent
 
 mutmut 3.8 generates the mutants (`mutants/`) and maps every test to the functions it executes
@@ -98,12 +100,15 @@ def generated() -> Iterator[tuple[str, str]]:
                 yield area, name
 
 
-def sample(seed: int = SEED, size: int | None = None, areas: Sequence[str] = ()) -> list[str]:
+def sample(seed: int = SEED, size: int | None = None, areas: Sequence[str] = (), unseen: bool = False) -> list[str]:
     """The first `size` (else SAMPLE_SIZES) of each area's mutants in a `seed`ed shuffle; `areas` limits
-    it, and an area named with `size` 0 is taken whole (the full run that checks a sample's estimate)."""
+    it, and an area named with `size` 0 is taken whole (the full run that checks a sample's estimate).
+    `unseen` leaves out every mutant that already has a verdict: no test can have been written against
+    the rest. Such a sample depends on the verdicts at the time, so it is kept as a names file."""
+    seen = set(verdicts()) if unseen else set()
     by_area: dict[str, list[str]] = {}
     for area, name in generated():
-        if not areas or area in areas:
+        if (not areas or area in areas) and name not in seen:
             by_area.setdefault(area, []).append(name)
     rng = random.Random(seed)
     picked: list[str] = []
@@ -232,6 +237,7 @@ def main() -> None:
     sampling.add_argument("--seed", type=int, default=SEED)
     sampling.add_argument("--size", type=int, default=None, help="mutants per area (0: every mutant)")
     sampling.add_argument("--area", action="append", default=[], help="only this area (repeatable)")
+    sampling.add_argument("--unseen", action="store_true", help="leave out mutants that already have a verdict")
     checking = sub.add_parser("run", help="check the named mutants (or names on stdin) and record the verdicts")
     checking.add_argument("names", nargs="*")
     checking.add_argument("--workers", type=int, default=os.cpu_count() or 2)
@@ -240,14 +246,18 @@ def main() -> None:
     reporting.add_argument("--seed", type=int, default=None, help="score only this seed's sample")
     reporting.add_argument("--size", type=int, default=None)
     reporting.add_argument("--area", action="append", default=[])
+    reporting.add_argument("--names", type=Path, default=None, help="score only the mutants named in this file")
     sub.add_parser("survivors", help="print surviving mutants not judged equivalent")
     args = parser.parse_args()
     if args.command == "sample":
-        print("\n".join(sample(args.seed, args.size, args.area)))
+        print("\n".join(sample(args.seed, args.size, args.area, args.unseen)))
     elif args.command == "run":
         run(args.names or sys.stdin.read().split(), args.workers, args.again)
     elif args.command == "report":
         only = None if args.seed is None else set(sample(args.seed, args.size, args.area))
+        if args.names is not None:
+            named = set(args.names.read_text().split())
+            only = named if only is None else only & named
         print(report(only))
     else:
         judged = equivalents()
