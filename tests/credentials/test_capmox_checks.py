@@ -80,7 +80,7 @@ def test_secret_data_decodes_data_and_overlays_string_data() -> None:
     ("data", "spec_insecure", "says"),
     [({**GOOD, "insecure": "yes"}, False, "skip TLS verification while the spec says insecure: false; "
                                            'write insecure: "false"'),
-     (GOOD, True, 'verify TLS verification while the spec says insecure: true; write insecure: "true"')],
+     (GOOD, True, 'require TLS verification while the spec says insecure: true; write insecure: "true"')],
 )
 def test_a_contradicting_insecure_key_says_what_capmox_does_and_what_to_write(
     data: dict[str, str], spec_insecure: bool, says: str

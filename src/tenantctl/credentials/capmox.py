@@ -58,7 +58,7 @@ def check_capmox_secret(data: Mapping[str, str], spec_insecure: bool) -> list[Fi
                 "insecure: false; add insecure: \"false\" (`tenantctl secret proxmox-cluster` writes it)",
             ))
     elif capmox_skips_verification(data) != spec_insecure:
-        says = "skip" if capmox_skips_verification(data) else "verify"
+        says = "skip" if capmox_skips_verification(data) else "require"
         found.append(Finding(
             CapmoxKey.INSECURE, CredentialsFinding.INSECURE_CONTRADICTS_SPEC,
             f"key insecure makes capmox {says} TLS verification while the spec says insecure: "
