@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tenantctl.cli.support import refusals_exit_2
+from tenantctl.cli.support import command_group, refusals_exit_2
 from tenantctl.problems import Problem
 
 __all__ = ["TOKEN_SECRET_ENV", "register"]
@@ -28,7 +28,7 @@ class ControllerChoice(StrEnum):
     CCM = "ccm"
 
 
-doctor_app = typer.Typer(help="Preflight checks of the infrastructure a tenant needs.", no_args_is_help=True)
+doctor_app = command_group(help="Preflight checks of the infrastructure a tenant needs.", no_args_is_help=True)
 
 
 @doctor_app.command("proxmox")

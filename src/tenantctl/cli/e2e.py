@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from tenantctl.cli.support import refusals_exit_2
+from tenantctl.cli.support import command_group, refusals_exit_2
 
 __all__ = ["register"]
 
@@ -20,7 +20,7 @@ class ReportFormat(StrEnum):
     JSON = "json"
 
 
-e2e_app = typer.Typer(help="End-to-end harness for a live management cluster + Proxmox stand.", no_args_is_help=True)
+e2e_app = command_group(help="End-to-end harness for a live management cluster + Proxmox stand.", no_args_is_help=True)
 
 
 @e2e_app.command("render-fixture")

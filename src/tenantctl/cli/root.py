@@ -15,6 +15,8 @@ from typing import Annotated
 
 import typer
 
+from tenantctl.cli.support import command_group
+
 __all__ = ["COMMAND_MODULES", "MODULES", "build_app", "main"]
 
 MODULES: tuple[str, ...] = ("tenant", "operator", "providers", "secret", "doctor", "e2e", "daytwo")
@@ -53,9 +55,7 @@ def _root(
 
 def build_app(modules: Sequence[str] = MODULES) -> typer.Typer:
     """The root app with the commands of `modules` attached."""
-    root = typer.Typer(
-        name="tenantctl", help=HELP, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
-    )
+    root = command_group(name="tenantctl", help=HELP, no_args_is_help=True, add_completion=False)
     root.callback()(_root)
     for name in modules:
         importlib.import_module(f"tenantctl.cli.{name}").register(root)

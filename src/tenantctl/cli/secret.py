@@ -9,11 +9,11 @@ from typing import Annotated
 
 import typer
 
-from tenantctl.cli.support import refusals_exit_2
+from tenantctl.cli.support import command_group, refusals_exit_2
 
 __all__ = ["register"]
 
-secret_app = typer.Typer(name="secret", help="Print a tenant's credentials Secret.", no_args_is_help=True)
+secret_app = command_group(name="secret", help="Print a tenant's credentials Secret.", no_args_is_help=True)
 
 
 @secret_app.command("proxmox-cluster")

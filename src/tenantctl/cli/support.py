@@ -5,18 +5,24 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from functools import wraps
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 import typer
 
 from tenantctl.problems import InvalidInput, Problem, Severity
 
-__all__ = ["EXIT_INVALID", "SHOWN", "print_problems", "refusals_exit_2"]
+__all__ = ["EXIT_INVALID", "SHOWN", "command_group", "print_problems", "refusals_exit_2"]
 
 EXIT_INVALID = 2
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def command_group(**settings: Any) -> typer.Typer:
+    """A typer app whose help and usage errors click formats plainly: typer's rich formatter imports
+    rich's markdown, traceback and syntax modules, half of a cold `--help` (issue 22)."""
+    return typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, **settings)
 
 
 SHOWN = 50
