@@ -10,7 +10,6 @@ it with the bootstrap objects (`render/kubevirt_csi_node.py`). Metrics and snaps
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from tenantctl.render.kamaji import KUBECONFIG_KEY
 from tenantctl.render.meta import Names, object_meta
 from tenantctl.render.plain import plain_copy
 from tenantctl.spec import ObservedState, TenantCluster
+from tenantctl.spec.addresses import network
 
 __all__ = [
     "ADDON_IMAGES",
@@ -60,7 +60,7 @@ class CsiNodeRelease:
 
 def cluster_dns_address(cluster: TenantCluster) -> str:
     """The 10th address of the service CIDR: what Talos' kubelet uses as clusterDNS by default."""
-    return str(ipaddress.ip_network(cluster.spec.network.service_cidr)[10])
+    return str(network(cluster.spec.network.service_cidr)[10])
 
 
 def render_helm_release(

@@ -13,7 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tenantctl.problems import Problems
-from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry, parsed_entries, usable_addresses
+from tenantctl.spec.addresses import (
+    AddressEntry,
+    literal_ip,
+    network,
+    parse_address_entry,
+    parsed_entries,
+    usable_addresses,
+)
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.placement import at_once_text, machines_at_once
 from tenantctl.spec.tenant import TenantCluster
@@ -46,13 +53,13 @@ def check_address_pool(
         problems.error(f"{base}.prefix", f"{prefix} is outside 0–{width} for {family}")
     gw: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
     if gateway is not None:
-        if is_literal_ip(gateway) and ipaddress.ip_address(gateway).version == version:
-            gw = ipaddress.ip_address(gateway)
-        else:
+        gw = literal_ip(gateway)
+        if gw is None or gw.version != version:
+            gw = None
             problems.error(f"{base}.gateway", f"{gateway!r} is not an {family} address")
     if not addresses:
         problems.error(f"{base}.addresses", "at least one address, CIDR or a-b range is required")
-    subnet = ipaddress.ip_network(f"{gw}/{prefix}", strict=False) if gw is not None and prefix_ok else None
+    subnet = network(f"{gw}/{prefix}", strict=False) if gw is not None and prefix_ok else None
     for i, entry in enumerate(addresses):
         try:
             parsed = parse_address_entry(entry, version)
@@ -60,7 +67,7 @@ def check_address_pool(
             problems.error(f"{base}.addresses[{i}]", str(exc))
             continue
         if subnet is None and prefix_ok:
-            subnet = ipaddress.ip_network(f"{parsed.first}/{prefix}", strict=False)
+            subnet = network(f"{parsed.first}/{prefix}", strict=False)
             where = f"the /{prefix} of addresses[0]"
         else:
             where = "the gateway's subnet" if gw is not None else f"the /{prefix} of the first address"
@@ -79,7 +86,7 @@ def pool_usable(addresses: Sequence[str], prefix: int, gateway: str | None, vers
         return None
     if not 0 <= prefix <= FAMILIES[version][1]:
         return None
-    gw = ipaddress.ip_address(gateway) if gateway is not None and is_literal_ip(gateway) else None
+    gw = literal_ip(gateway) if gateway is not None else None
     if gw is not None and gw.version != version:
         return None
     return usable_addresses(entries, prefix, gw, version)

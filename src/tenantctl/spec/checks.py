@@ -15,7 +15,7 @@ from tenantctl.problems import Problems
 from tenantctl.spec import syntax
 from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.address_pools import check_address_pool, check_device_capacity, pool_usable
-from tenantctl.spec.addresses import is_literal_ip, parse_address_entry
+from tenantctl.spec.addresses import is_literal_ip, literal_ip, network, parse_address_entry
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.durations import DurationError, parse_go_duration
@@ -161,7 +161,7 @@ def _check_network(at: str, tc: TenantCluster, problems: Problems) -> None:
     nets: dict[str, ipaddress.IPv4Network | ipaddress.IPv6Network] = {}
     for field, value in (("podCIDR", tc.spec.network.pod_cidr), ("serviceCIDR", tc.spec.network.service_cidr)):
         try:
-            nets[field] = ipaddress.ip_network(value, strict=True)
+            nets[field] = network(value, strict=True)
         except ValueError as exc:
             problems.error(f"{at}.spec.network.{field}", f"{value!r} is not a network CIDR: {exc}")
     if len(nets) == 2 and nets["podCIDR"].overlaps(nets["serviceCIDR"]):
@@ -246,11 +246,8 @@ def _check_ipv4_config(base: str, px: ProxmoxClusterSpec, problems: Problems) ->
     prefix_ok = 0 <= cfg.prefix <= 32
     if not prefix_ok:
         problems.error(f"{base}.prefix", f"{cfg.prefix} is outside 0–32")
-    gateway: ipaddress.IPv4Address | None = None
-    try:
-        gateway = ipaddress.IPv4Address(cfg.gateway) if is_literal_ip(cfg.gateway) else None
-    except ValueError:
-        gateway = None
+    found = literal_ip(cfg.gateway)
+    gateway = found if isinstance(found, ipaddress.IPv4Address) else None
     if gateway is None:
         problems.error(f"{base}.gateway", f"{cfg.gateway!r} is not an IPv4 address")
     if not cfg.addresses:
@@ -262,7 +259,7 @@ def _check_ipv4_config(base: str, px: ProxmoxClusterSpec, problems: Problems) ->
             problems.error(f"{base}.addresses[{i}]", str(exc))
             continue
         if gateway is not None and prefix_ok:
-            subnet = ipaddress.IPv4Network(f"{gateway}/{cfg.prefix}", strict=False)
+            subnet = network(f"{gateway}/{cfg.prefix}", strict=False)
             if parsed.first not in subnet or parsed.last not in subnet:
                 problems.error(
                     f"{base}.gateway",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 
 from tenantctl.problems import Problems
-from tenantctl.spec.addresses import AddressEntry, is_literal_ip, parse_address_entry
+from tenantctl.spec.addresses import AddressEntry, literal_ip, network, parse_address_entry
 from tenantctl.spec.tenant import TenantCluster
 
 __all__ = ["check_worker_network"]
@@ -20,12 +20,12 @@ def check_worker_network(at: str, tc: TenantCluster, problems: Problems) -> None
     """Only what parses is compared; malformed values are refused by their own checks."""
     px = tc.spec.proxmox
     cfg = px.ipv4_config if px is not None else None
-    if cfg is None or not 0 <= cfg.prefix <= 32 or not is_literal_ip(cfg.gateway) or ":" in cfg.gateway:
+    if cfg is None or not 0 <= cfg.prefix <= 32 or not isinstance(literal_ip(cfg.gateway), ipaddress.IPv4Address):
         return
-    subnet = ipaddress.IPv4Network(f"{cfg.gateway}/{cfg.prefix}", strict=False)
+    subnet = network(f"{cfg.gateway}/{cfg.prefix}", strict=False)
     for field, value in (("podCIDR", tc.spec.network.pod_cidr), ("serviceCIDR", tc.spec.network.service_cidr)):
         try:
-            net = ipaddress.ip_network(value, strict=True)
+            net = network(value, strict=True)
         except ValueError:
             continue
         if net.overlaps(subnet):
@@ -51,13 +51,13 @@ def _check_expose_address(
     at: str, tc: TenantCluster, pool: list[tuple[int, str, AddressEntry]], problems: Problems
 ) -> None:
     expose = tc.spec.expose
-    if expose is None or expose.address is None or not is_literal_ip(expose.address) or ":" in expose.address:
+    address = literal_ip(expose.address) if expose is not None and expose.address is not None else None
+    if not isinstance(address, ipaddress.IPv4Address):
         return
-    address = ipaddress.IPv4Address(expose.address)
     for i, text, entry in pool:
         if int(entry.first) <= int(address) <= int(entry.last):
             problems.error(
                 f"{at}.spec.expose.address",
-                f"{expose.address} is inside the worker address pool (spec.proxmox.ipv4Config.addresses[{i}] "
+                f"{address} is inside the worker address pool (spec.proxmox.ipv4Config.addresses[{i}] "
                 f"{text!r}): IPAM would hand it to a worker too; take an address outside the pool",
             )
