@@ -17,6 +17,7 @@ import kopf
 import yaml
 from kube_emulator import KubeEmulator, declare
 
+from tenantctl import MANAGED_BY
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import Connection, RetryPolicy
 from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
@@ -87,7 +88,8 @@ def seed_documents(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> None:
 
 
 def capmox_credentials(docs: list[dict[str, Any]], **overrides: str | None) -> dict[str, Any]:
-    """The capmox Secret a platform admin applies (`tenantctl secret proxmox-cluster`); None drops a key."""
+    """The capmox Secret a platform admin applies as `tenantctl secret proxmox-cluster` writes it (with our
+    managed-by label, so the watch cache holds it from its first list); None drops a key."""
     cluster = parse_tenant_documents(docs).clusters[0]
     px = cluster.spec.proxmox
     assert px is not None and px.credentials_secret_name
@@ -96,7 +98,8 @@ def capmox_credentials(docs: list[dict[str, Any]], **overrides: str | None) -> d
         "insecure": "true" if px.insecure else "false", **overrides,
     }
     return {
-        "metadata": {"name": px.credentials_secret_name, "namespace": cluster.metadata.namespace},
+        "metadata": {"name": px.credentials_secret_name, "namespace": cluster.metadata.namespace,
+                     "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}},
         "data": {k: b64(v) for k, v in data.items() if v is not None},
     }
 

@@ -23,6 +23,7 @@ __all__ = [
     "NAMESPACE_LABEL",
     "NODE_GROUP_LABEL",
     "POOL_LABEL",
+    "TALOS_CA_SUFFIX",
     "TALOS_VERSION_ANNOTATION",
     "Names",
     "cluster_labels",
@@ -33,6 +34,7 @@ __all__ = [
     "object_meta",
     "object_ref",
     "platform_meta",
+    "talos_ca",
 ]
 
 CLUSTER_LABEL = "tenantctl.io/cluster"
@@ -64,6 +66,14 @@ def kamaji_ca(control_plane: str) -> str:
 def kamaji_admin_kubeconfig(control_plane: str) -> str:
     """The Secret of the tenant's admin kubeconfig, as Kamaji names it."""
     return f"{control_plane}-admin-kubeconfig"
+
+
+TALOS_CA_SUFFIX = "-talos-ca"
+
+
+def talos_ca(cluster: str) -> str:
+    """The Secret cert-manager issues the tenant's Talos CA into (our Certificate names it)."""
+    return f"{cluster}{TALOS_CA_SUFFIX}"
 
 
 def cluster_labels(cluster: str, pool: str | None = None, *, namespace: str | None = None) -> dict[str, str]:
@@ -152,7 +162,7 @@ class Names:
 
     @property
     def talos_ca(self) -> str:
-        return f"{self.cluster}-talos-ca"
+        return talos_ca(self.cluster)
 
     @property
     def talos_tls(self) -> str:

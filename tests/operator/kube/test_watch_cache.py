@@ -129,17 +129,21 @@ def test_a_cluster_scoped_object_belongs_to_the_tenant_its_namespace_label_names
     assert held(mine[0], {CLUSTER_LABEL: mine[1]}) and not held(theirs[0], {CLUSTER_LABEL: theirs[1]})
 
 
-def test_a_shard_holds_kamajis_ca_and_kubeconfig_of_its_own_tenants_and_nothing_else_of_kamajis() -> None:
-    from tenantctl.operator.runtime.handlers import kamaji_secrets_of  # newer than the mutation snapshot
+def test_a_shard_holds_the_secrets_its_passes_read_of_its_own_tenants_and_nothing_else() -> None:
+    from tenantctl.operator.runtime.handlers import read_secrets_of  # newer than the mutation snapshot
 
     (ns, mine), (their_ns, theirs) = _pair_of_tenants()
-    held = kamaji_secrets_of(Shard(0, 2))
+    held = read_secrets_of(Shard(0, 2))
     labels = {"kamaji.clastix.io/name": mine}
     assert held((ns, f"{mine}-ca"), labels) and held((ns, f"{mine}-admin-kubeconfig"), labels)
     assert not held((ns, f"{mine}-api-server-certificate"), labels), "Kamaji's other Secrets are never read"
     assert not held((ns, f"{mine}-ca"), {}), "a Secret of that name Kamaji did not write"
     assert not held((their_ns, f"{theirs}-ca"), {"kamaji.clastix.io/name": theirs}), "another shard's tenant"
-    assert kamaji_secrets_of(Shard())((their_ns, f"{theirs}-ca"), {"kamaji.clastix.io/name": theirs})
+    assert read_secrets_of(Shard())((their_ns, f"{theirs}-ca"), {"kamaji.clastix.io/name": theirs})
+    assert held((ns, f"{mine}-talos-ca"), {}), "the Talos CA cert-manager issues, known by its name"
+    assert not held((their_ns, f"{theirs}-talos-ca"), {}), "another shard's tenant's Talos CA"
+    assert not held((ns, "talos-ca"), {}) and not held((ns, f"{mine}-talos-secrets"), {})
+    assert not held((None, f"{mine}-talos-ca"), {}), "a Secret is namespaced: no key without one is a tenant's"
 
 
 @pytest.mark.looptime
@@ -158,7 +162,7 @@ async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmu
         assert cache.holds("v1", "secrets", "tenant-acme", "acme-ca") is not None, "read by the pass"
         assert cache.holds("v1", "secrets", "tenant-acme", "acme-api-server-certificate") is None
     asked = {name for (plural, _, name), _ in mgmt.named_reads.items() if plural == "secrets"}
-    assert asked == {"capmox-acme", "acme-talos-ca"}, "Kamaji's CA and kubeconfig are held before the first read"
+    assert asked == set(), "Kamaji's CA and kubeconfig, the Talos CA and the capmox Secret are held before any read"
 
 
 async def test_a_list_in_pages_holds_every_page(mgmt: KubeEmulator) -> None:

@@ -39,6 +39,7 @@ from tenantctl.render.meta import (
     KAMAJI_CONTROL_PLANE_LABEL,
     MANAGED_BY,
     NAMESPACE_LABEL,
+    TALOS_CA_SUFFIX,
     kamaji_admin_kubeconfig,
     kamaji_ca,
 )
@@ -71,16 +72,20 @@ def inventory_of(shard: Shard) -> Callable[[str | None, Mapping[str, str]], bool
     return held
 
 
-def kamaji_secrets_of(shard: Shard) -> Extra:
-    """Which of Kamaji's Secrets a shard's cache holds: the CA and admin kubeconfig every pass of its
-    tenants reads (Kamaji labels them with their TenantControlPlane, named as the TenantCluster), so
-    the first read is answered from memory; Kamaji's other eight per tenant are never read, not held."""
+def read_secrets_of(shard: Shard) -> Extra:
+    """Which Secrets of other controllers a shard's cache holds: those every pass of its tenants reads,
+    so even a tenant's first read is answered from memory. Kamaji's CA and admin kubeconfig (labelled
+    with their TenantControlPlane, named as the TenantCluster; Kamaji's other eight per tenant are never
+    read, not held) and the Talos CA cert-manager issues, known by the name our Certificate gives it."""
 
     def held(key: tuple[str | None, str], labels: Mapping[str, str]) -> bool:
         (namespace, name), control_plane = key, labels.get(KAMAJI_CONTROL_PLANE_LABEL)
-        return (control_plane is not None and namespace is not None
-                and name in (kamaji_ca(control_plane), kamaji_admin_kubeconfig(control_plane))
-                and shard.owns(namespace, control_plane))
+        if namespace is None:
+            return False
+        if control_plane is not None and name in (kamaji_ca(control_plane), kamaji_admin_kubeconfig(control_plane)):
+            return shard.owns(namespace, control_plane)
+        cluster = name.removesuffix(TALOS_CA_SUFFIX)
+        return cluster != name and shard.owns(namespace, cluster)
 
     return held
 
@@ -169,7 +174,7 @@ class OperatorContext:
             cache = WatchCache(
                 sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=HELD_WHOLE,
                 scope=inventory_of(self.settings.shard),
-                extra={("v1", "secrets"): kamaji_secrets_of(self.settings.shard)},
+                extra={("v1", "secrets"): read_secrets_of(self.settings.shard)},
             )
         self._api = KubeClient(
             self.connection,
