@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tenant_support import clone, doc, load_example
@@ -58,12 +59,13 @@ AUTOSCALING_CASES: dict[str, tuple[Docs, dict[str, str]]] = {
 
 
 @pytest.mark.parametrize("case", AUTOSCALING_CASES.values(), ids=AUTOSCALING_CASES.keys())
-def test_autoscaling_refusal(case: tuple[Docs, dict[str, str]], tmp_path: Path) -> None:
+def test_autoscaling_refusal(case: tuple[Docs, dict[str, str]], tmp_path: Path, snapshot: SnapshotAssertion) -> None:
     docs, expected = case
     found = refused_at(run(tmp_path, docs, "render"))
     for path, fragment in expected.items():
         assert path in found, f"no problem at {path}: {found}"
         assert fragment in found[path]
+    assert found == snapshot, "every problem, word for word"
 
 
 @pytest.mark.parametrize("duration", ["30m", "1h30m", "20m0s", "90s", "1.5h"])

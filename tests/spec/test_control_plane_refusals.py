@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tenant_support import clone, doc, load_example
@@ -130,11 +131,12 @@ CASES: dict[str, tuple[dict[str, Any], str, str]] = {
 
 @pytest.mark.parametrize(("control_plane", "path", "fragment"), CASES.values(), ids=CASES.keys())
 def test_refusal_names_the_path_and_value(
-    control_plane: dict[str, Any], path: str, fragment: str, tmp_path: Path
+    control_plane: dict[str, Any], path: str, fragment: str, tmp_path: Path, snapshot: SnapshotAssertion
 ) -> None:
     problems = _problems(_render(tmp_path, control_plane))
     assert path in problems, problems
     assert fragment in problems[path]
+    assert problems == snapshot, "every problem, word for word"
 
 
 def test_the_owned_flags_are_exactly_the_ones_kamaji_sets() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tenant_support import clone, doc, load_example
@@ -97,12 +98,15 @@ EXPOSE_CASES: dict[str, tuple[str, dict[str, Any], dict[str, str]]] = {
 
 
 @pytest.mark.parametrize("case", EXPOSE_CASES.values(), ids=EXPOSE_CASES.keys())
-def test_expose_refusal(case: tuple[str, dict[str, Any], dict[str, str]], tmp_path: Path) -> None:
+def test_expose_refusal(
+    case: tuple[str, dict[str, Any], dict[str, str]], tmp_path: Path, snapshot: SnapshotAssertion
+) -> None:
     example, expose, expected = case
     found = refused_at(run(tmp_path, with_expose(example, expose), "render"))
     for path, fragment in expected.items():
         assert path in found, f"no problem at {path}: {found}"
         assert fragment in found[path]
+    assert found == snapshot, "every problem, word for word"
 
 
 @pytest.mark.parametrize(

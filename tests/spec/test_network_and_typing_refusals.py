@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tenant_support import clone, doc, load_example
@@ -95,11 +96,12 @@ REFUSED: dict[str, tuple[str, Mutation, str, str]] = {
 
 @pytest.mark.parametrize(("example", "mutate", "path", "message"), REFUSED.values(), ids=REFUSED.keys())
 def test_refused_with_the_field_named(
-    tmp_path: Path, example: str, mutate: Mutation, path: str, message: str
+    tmp_path: Path, example: str, mutate: Mutation, path: str, message: str, snapshot: SnapshotAssertion
 ) -> None:
     found = refusals(render(tmp_path, example, mutate))
     assert path in found, found
     assert message in found[path]
+    assert found == snapshot, "every problem, word for word"
 
 
 def test_a_non_version_string_field_given_a_number_is_told_to_quote_it(tmp_path: Path) -> None:

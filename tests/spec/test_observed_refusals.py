@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tenant_support import EXAMPLES, load_example
@@ -28,7 +29,9 @@ BAD_CAS: dict[str, tuple[str, str]] = {
 
 @pytest.mark.parametrize("field", ["kubernetesCA", "talosCA"])
 @pytest.mark.parametrize(("value", "message"), BAD_CAS.values(), ids=BAD_CAS.keys())
-def test_a_bad_ca_is_refused_with_its_path(tmp_path: Path, field: str, value: str, message: str) -> None:
+def test_a_bad_ca_is_refused_with_its_path(
+    tmp_path: Path, field: str, value: str, message: str, snapshot: SnapshotAssertion
+) -> None:
     (observed,) = load_example("observed-proxmox.yaml")
     observed[field] = value
     path = tmp_path / "observed.yaml"
@@ -37,6 +40,7 @@ def test_a_bad_ca_is_refused_with_its_path(tmp_path: Path, field: str, value: st
     assert result.exit_code == 2 and result.stdout == ""
     (line,) = [x for x in result.stderr.splitlines() if x.startswith(f"ObservedState/acme.{field}: ")]
     assert message in line
+    assert result.stderr.replace(str(tmp_path), "<tmp>") == snapshot, "every problem, word for word"
 
 
 def test_the_example_cas_are_accepted() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tenant_support import clone, doc, load_example
@@ -172,11 +173,12 @@ CASES: dict[str, tuple[Edit, str, str]] = {
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
-def test_refused_with_the_field_named(case: tuple[Edit, str, str]) -> None:
+def test_refused_with_the_field_named(case: tuple[Edit, str, str], snapshot: SnapshotAssertion) -> None:
     edit, path, fragment = case
     found = errors(edit)
     assert path in found, found
     assert fragment in found[path], found[path]
+    assert found == snapshot, "every problem, word for word"
 
 
 PASSING: dict[str, Edit] = {

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tenant_support import clone, doc, load_example
@@ -593,7 +594,7 @@ def run_cli(tmp_path: Path, docs: Docs, *args: str) -> Any:
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
-def test_refusal_from_the_cli(case: Case, tmp_path: Path) -> None:
+def test_refusal_from_the_cli(case: Case, tmp_path: Path, snapshot: SnapshotAssertion) -> None:
     docs = clone(load_example(case.example))
     case.mutate(docs)
     result = run_cli(tmp_path, docs, "render")
@@ -603,6 +604,7 @@ def test_refusal_from_the_cli(case: Case, tmp_path: Path) -> None:
     assert line is not None, f"no problem at {case.path}:\n{result.stderr}"
     assert case.fragment in line
     assert "Traceback" not in result.output
+    assert result.stderr.replace(str(tmp_path), "<tmp>") == snapshot, "every problem, word for word"
 
 
 @pytest.mark.parametrize("example", ["proxmox.yaml", "kubevirt.yaml"])
