@@ -6,11 +6,13 @@ Each fault test starts from this stand and breaks one thing, so a FAIL can only 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from fakepve import FakePve  # type: ignore[import-untyped]
+from syrupy.assertion import SnapshotAssertion
 
 from tenantctl.proxmox.client import Target
 from tenantctl.proxmox.doctor import doctor
@@ -119,15 +121,29 @@ def spec(mutate: Mutation | None = None) -> TenantInput:
     return parse_tenant_documents([cluster, pool])
 
 
+_LOOPBACK_PORT = re.compile(r"(?<=127\.0\.0\.1:)\d+|(?<=port=)\d+")
+
+
+def report_text(report: Report, ca_file: str) -> str:
+    """Every row as `doctor` prints it, the loopback stand's port and the CA file's path left out: what
+    a snapshot pins."""
+    rows = (f"{r.status} {r.check} [{r.subject}] {r.seen} -> {r.advice}" for r in report.rows)
+    return "\n".join(_LOOPBACK_PORT.sub("<port>", row).replace(ca_file, "<ca-file>") for row in rows)
+
+
 @pytest.fixture
-def run_doctor(stand: FakePve, fakepve_cafile: str) -> Callable[..., Report]:
-    """Run the doctor against the stand; keyword arguments override the URL, secret, CA file or spec."""
+def run_doctor(stand: FakePve, fakepve_cafile: str, snapshot: SnapshotAssertion) -> Callable[..., Report]:
+    """Run the doctor against the stand; keyword arguments override the URL, secret, CA file or spec.
+    Every report is also pinned whole, row by row and word by word, in the test's snapshot: a test
+    states the rows it is about, the snapshot holds what the rest said."""
 
     def run(
         tenant: TenantInput | None = None, url: str | None = None, secret: str = SECRET, insecure: bool = False
     ) -> Report:
         target = Target(url or stand.url, TOKEN_ID, secret, insecure=insecure, ca_file=fakepve_cafile)
-        return doctor(tenant or spec(), target)
+        report = doctor(tenant or spec(), target)
+        assert report_text(report, fakepve_cafile) == snapshot
+        return report
 
     return run
 
