@@ -12,6 +12,7 @@ import pytest
 from daytwo_support import NAME, NOW, NS, PROXMOX_MACHINES, UPGRADING, seed_day_two, set_status, url
 from kube_emulator import Fault, KubeEmulator
 from operator_support import kubeconfig_for
+from pinning import pin
 from typer.testing import CliRunner
 
 from tenantctl.cli import app
@@ -24,9 +25,13 @@ FIXED_NOW = datetime.datetime.fromisoformat(NOW.replace("Z", "+00:00"))
 README = Path(__file__).resolve().parents[3] / "README.md"
 
 
-async def tree_of(mgmt: KubeEmulator, timeout: float = 2.0) -> TreeNode:
+async def tree_of(mgmt: KubeEmulator, timeout: float = 2.0, pinned: bool = True) -> TreeNode:
+    """The tree, pinned whole unless what answers before `timeout` varies run to run."""
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
-        return await describe_tenant(api, NS, NAME, FIXED_NOW, timeout)
+        root = await describe_tenant(api, NS, NAME, FIXED_NOW, timeout)
+    if pinned:
+        pin(render_tree(root))
+    return root
 
 
 def find(root: TreeNode, label: str) -> TreeNode:
@@ -64,7 +69,7 @@ async def test_what_is_wrong_is_marked_with_what_to_look_at_next(mgmt: KubeEmula
 async def test_a_silent_tenant_api_is_shown_as_such(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     await seed_day_two(mgmt, tenant)
     tenant.fail(Fault("GET", hang=5.0, times=100))
-    root = await tree_of(mgmt, timeout=0.5)
+    root = await tree_of(mgmt, timeout=0.5, pinned=False)
     node = find(root, "tenant API")
     assert node.mark is Mark.WRONG and "did not answer within 0.5s" in node.detail
     assert find(root, f"{NAME}-csi").mark is Mark.WRONG, "the management side is still described"

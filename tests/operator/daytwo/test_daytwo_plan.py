@@ -17,6 +17,7 @@ import yaml
 from daytwo_support import NAME, NS, PLURALS, applied, documents, seed_management, url
 from kube_emulator import KubeEmulator
 from operator_support import kubeconfig_for
+from pinning import pin
 from typer.testing import CliRunner
 
 from tenant_support import doc
@@ -34,7 +35,9 @@ async def plan_of(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> TenantPlan:
     tenant = parse_tenant_documents(docs)
     cluster = tenant.clusters[0]
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
-        return await plan_cluster(api, cluster, tenant.pools_of(cluster), docs)
+        plan = await plan_cluster(api, cluster, tenant.pools_of(cluster), docs)
+    pin(render_text([plan]))
+    return plan
 
 
 def actions(plan: TenantPlan) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from kube_emulator import KubeEmulator, declare
 from operator_support import MANAGEMENT_KINDS, kamaji, kubeconfig_for
+from pinning import pin, report_text
 from typer.testing import CliRunner
 
 from tenantctl.cli import app
@@ -59,7 +60,9 @@ def complete(mgmt: KubeEmulator, shared: Path) -> None:
 
 async def report_of(mgmt: KubeEmulator) -> Report:
     async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
-        return await doctor_management(api)
+        report = await doctor_management(api)
+    pin(report_text(report))
+    return report
 
 
 def failing(report: Report) -> dict[str, tuple[str, str]]:

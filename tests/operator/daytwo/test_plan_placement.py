@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from daytwo_support import NS, applied, documents, seed_management, set_status, url
 from kube_emulator import KubeEmulator, declare
+from pinning import pin
 
 from tenant_support import doc
 from tenantctl.operator.daytwo.plan import TenantPlan, plan_cluster, render_text
@@ -26,7 +27,9 @@ async def plan_of(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> TenantPlan:
     tenant = parse_tenant_documents(docs)
     cluster = tenant.clusters[0]
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
-        return await plan_cluster(api, cluster, tenant.pools_of(cluster), docs)
+        plan = await plan_cluster(api, cluster, tenant.pools_of(cluster), docs)
+    pin(render_text([plan]))
+    return plan
 
 
 def spread_docs(nodes: list[str], replicas: int = 4) -> list[dict[str, Any]]:
