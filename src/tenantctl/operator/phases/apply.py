@@ -163,13 +163,14 @@ async def apply_inventory(
 
 async def apply_shared(api: KubeClient, desired: Sequence[Obj]) -> list[str]:
     """Apply objects every tenant shares (the Platform's chart sources): compared first, by name, never
-    pruned by a tenant — another tenant's add-ons may use them. Returns what was written."""
+    pruned by a tenant — another tenant's add-ons may use them. Returns what was written. They carry our
+    labels and no tenant's, so every shard's watch cache holds them: absent there is absent (`ours`)."""
     written: list[str] = []
     resources = await _resources(api, [kind_key(o) for o in desired])
     for obj in desired:
         res = resources[kind_key(obj)]
         meta = obj["metadata"]
-        live = await api.get(res, meta["name"], meta.get("namespace") if res.namespaced else None)
+        live = await api.get(res, meta["name"], meta.get("namespace") if res.namespaced else None, ours=True)
         if live is not None and covers(comparable(live), comparable(obj)):
             continue
         await api.apply(res, obj)
