@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from tenantctl.cli.support import command_group
+from tenantctl.collector import tune_collector
 
 __all__ = ["COMMAND_MODULES", "MODULES", "build_app", "main"]
 
@@ -73,6 +74,7 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 
 def main() -> None:
+    tune_collector()
     module = COMMAND_MODULES.get(_command_of(sys.argv[1:]) or "")
     build_app((module,) if module else MODULES)()
 

@@ -11,8 +11,9 @@ from kube_emulator import KubeEmulator
 from operator_support import condition, eventually, management, running_operator, seed_control_plane, seed_documents
 
 from tenant_support import load_example
+from tenantctl.collector import GC_THRESHOLDS
 from tenantctl.operator.kube.client import Connection
-from tenantctl.operator.runtime.handlers import GC_THRESHOLDS, OperatorContext, build_registry
+from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
 
 pytestmark = [pytest.mark.timeout(15)]
 

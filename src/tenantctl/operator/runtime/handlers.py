@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import kopf
 
+from tenantctl.collector import tune_collector
 from tenantctl.operator.config.settings import OperatorSettings, WebhookSettings
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.install.webhook import CLUSTER_WEBHOOK, POOL_WEBHOOK
@@ -49,7 +49,7 @@ from tenantctl.spec.compat import KamajiRelease
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["CLUSTER_WEBHOOK", "GC_THRESHOLDS", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", "OperatorContext",
+__all__ = ["CLUSTER_WEBHOOK", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", "OperatorContext",
            "build_registry"]
 
 GROUP, VERSION = "tenantctl.io", "v1alpha1"
@@ -100,10 +100,6 @@ HELD_WHOLE = frozenset({
 each, and small); Secrets are not — other controllers keep many, large ones beside each tenant."""
 # 422: the request is understood and refused for its content, as the API server's own validation does.
 _REFUSED = 422
-# A pass allocates thousands of short-lived containers (decoded JSON). At Python's default first
-# threshold (700) they are scanned and promoted before they die, and the full collections that follow
-# walk the whole watch cache: a tenth of the operator's CPU at 500 tenants. At 50 000 they die young.
-GC_THRESHOLDS = (50_000, 20, 10)
 
 
 class KopfRecorder:
@@ -363,7 +359,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
 
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-        gc.set_threshold(*GC_THRESHOLDS)
+        tune_collector()
         settings.persistence.finalizer = own
         settings.posting.level = logging.INFO
         settings.posting.loggers = False
