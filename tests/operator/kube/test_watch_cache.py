@@ -146,6 +146,29 @@ def test_a_shard_holds_the_secrets_its_passes_read_of_its_own_tenants_and_nothin
     assert not held((None, f"{mine}-talos-ca"), {}), "a Secret is namespaced: no key without one is a tenant's"
 
 
+async def test_a_shard_holds_the_apiserver_service_and_control_plane_of_its_own_tenants_only(
+    mgmt: KubeEmulator,
+) -> None:
+    """Kamaji's Service and TenantControlPlane are named as the TenantCluster: a shard holds its own
+    tenants' from the first list and no other shard's, so shards split them instead of each holding all."""
+    from tenantctl.operator.runtime.handlers import other_controllers_objects_of  # newer than the snapshot
+
+    (ns, mine), (their_ns, theirs) = _pair_of_tenants()
+    for namespace, name in ((ns, mine), (their_ns, theirs)):
+        mgmt.put("v1/services", {"metadata": {"name": name, "namespace": namespace,
+                                              "labels": {"kamaji.clastix.io/name": name}}, "spec": {}})
+    extras = other_controllers_objects_of(Shard(0, 2))
+    assert extras[("kamaji.clastix.io/v1alpha1", "tenantcontrolplanes")]((ns, mine), {})
+    assert not extras[("kamaji.clastix.io/v1alpha1", "tenantcontrolplanes")]((their_ns, theirs), {})
+    assert not extras[("v1", "services")]((None, mine), {}), "no namespace: no tenant's"
+    cache = WatchCache(owned=OWNED, scope=inventory_of(Shard(0, 2)), extra=extras)
+    services = Resource("v1", "Service", "services", True)
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        assert await api.get(services, mine, ns) is not None
+        assert not [k for k in mgmt.named_reads if k[0] == "services"], "answered from the first list"
+        assert cache.holds("v1", "services", their_ns, theirs) is None, "another shard's tenant's: not held"
+
+
 @pytest.mark.looptime
 async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     docs = load_example("proxmox.yaml")
