@@ -298,10 +298,24 @@ def sweep_cuts(
 
 
 def _diff(expected: dict[str, Any], got: dict[str, Any]) -> list[str]:
+    """What differs, object by object; a changed object names its first differing fields and both
+    values, so a difference seen once (a flake) can be explained from the failure alone."""
     missing = sorted(set(expected) - set(got))
     extra = sorted(set(got) - set(expected))
     changed = sorted(k for k in set(expected) & set(got) if expected[k] != got[k])
-    return [f"missing {k}" for k in missing] + [f"extra {k}" for k in extra] + [f"changed {k}" for k in changed]
+    return [f"missing {k}" for k in missing] + [f"extra {k}" for k in extra] + [
+        f"changed {k}: " + "; ".join(_fields_differing(expected[k], got[k])[:5]) for k in changed
+    ]
+
+
+def _fields_differing(expected: Any, got: Any, path: str = "") -> list[str]:
+    if isinstance(expected, dict) and isinstance(got, dict):
+        return [d for key in sorted(set(expected) | set(got), key=str)
+                for d in _fields_differing(expected.get(key, "<absent>"), got.get(key, "<absent>"), f"{path}.{key}")]
+    if isinstance(expected, list) and isinstance(got, list) and len(expected) == len(got):
+        return [d for i, (e, g) in enumerate(zip(expected, got, strict=True))
+                for d in _fields_differing(e, g, f"{path}[{i}]")]
+    return [] if expected == got else [f"{path or '.'}: {str(expected)[:120]!r} -> {str(got)[:120]!r}"]
 
 
 def check_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
