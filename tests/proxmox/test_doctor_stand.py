@@ -441,3 +441,26 @@ def test_a_further_nics_pool_names_at_most_five_guests_holding_its_addresses(
     [row] = [r for r in rows if r.subject == "NodePool/md0 net1"]
     shown = ", ".join(f"10.30.0.{11 + i}" for i in range(min(held, 5)))
     assert row.seen.endswith(f"held by other guests: {shown}" + (" …" if held > 5 else "")), row.seen
+
+
+def _subnet(gateway: str, addresses: str) -> Callable[[dict[str, Any], dict[str, Any]], object]:
+    return lambda c, p: c["spec"]["proxmox"]["ipv4Config"].update(gateway=gateway, addresses=[addresses])
+
+
+def test_a_bridge_carrying_another_subnet_than_the_workers_warns(run_doctor: RunDoctor, tenant_spec: Any) -> None:
+    """The stand's vmbr0 is 192.0.2.11/24 on every node; workers on 198.51.100.0/24 without a VLAN would
+    not reach their gateway."""
+    (row,) = run_doctor(tenant_spec(_subnet("198.51.100.1", "198.51.100.100-198.51.100.150"))).of("gateway")
+    assert (row.status, row.subject) == (Status.WARN, "198.51.100.1")
+    assert row.seen == ("the worker subnet is 198.51.100.0/24 but vmbr0 on pve1 is 192.0.2.11/24 (NodePool/md0); "
+                        "vmbr0 on pve2 is 192.0.2.11/24 (NodePool/md0)")
+    assert row.advice == "check that the bridge carries the workers' subnet, or set network.vlan"
+
+
+def test_a_vlan_tagged_pool_is_not_held_to_the_bridges_own_subnet(run_doctor: RunDoctor, tenant_spec: Any) -> None:
+    def tagged(c: dict[str, Any], p: dict[str, Any]) -> None:
+        _subnet("198.51.100.1", "198.51.100.100-198.51.100.150")(c, p)
+        _pool_spec(p)["network"]["vlan"] = 40
+
+    (row,) = run_doctor(tenant_spec(tagged)).of("gateway")
+    assert (row.status, row.seen) == (Status.PASS, "on-prefix for every address (198.51.100.0/24)")
