@@ -29,12 +29,15 @@ def replace(args: list[str], flag: str, value: str) -> list[str]:
 def test_prints_the_secret_capmox_reads(cli: Cli) -> None:
     result = secret(cli, *GOOD)
     assert result.exit_code == 0, result.stderr
-    doc = yaml.safe_load(result.stdout)
-    assert doc["kind"] == "Secret"
-    assert doc["metadata"]["name"] == "capmox-credentials"
-    assert doc["metadata"]["namespace"] == "capmox-system"
-    assert doc["stringData"] == {"PROXMOX_URL": "https://pve.example:8006", "PROXMOX_TOKEN": "capmox@pve!capi",
-                                 "PROXMOX_SECRET": TOKEN}
+    assert yaml.safe_load(result.stdout) == {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "capmox-credentials", "namespace": "capmox-system",
+                     "labels": {"app.kubernetes.io/managed-by": "tenantctl"}},
+        "type": "Opaque",
+        "stringData": {"PROXMOX_URL": "https://pve.example:8006", "PROXMOX_TOKEN": "capmox@pve!capi",
+                       "PROXMOX_SECRET": TOKEN},
+    }
 
 
 def test_name_and_namespace_can_be_chosen(cli: Cli) -> None:

@@ -370,6 +370,18 @@ def test_kubernetes_cel_library(expression: str) -> None:
     assert rule.check(None) is None, rule.check(None)
 
 
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [("1.5", "1.5"), ("2.0", "2"), ("-0.25", "-0.25"), ("true", "true"), ("null", "null"), ("b'hi'", "hi"),
+     ("{'a': 1.5}", "{a: 1.5}"), ("[{'k': [false]}, 'x']", "[{k: [false]}, x]"), ("duration('90s')", "90s"),
+     ("timestamp('2026-12-01T00:00:00Z')", "2026-12-01T00:00:00Z")],
+)
+def test_format_s_prints_each_type_as_cel_go_does(value: str, text: str) -> None:
+    """`'%s'.format([v])` in a rule's messageExpression: the text a refusal shows for the value."""
+    rule = compile_rule({"rule": f"'%s'.format([{value}]) == {text!r}"})
+    assert rule.check(None) is None, rule.check(None)
+
+
 def test_functions_kubernetes_lacks_are_not_smuggled_in() -> None:
     # cel.stdlib's list `contains` is not Kubernetes CEL; on a list it must fail as the apiserver would.
     failure = compile_rule({"rule": "[1, 2].contains(1)"}).check(None)
