@@ -164,7 +164,9 @@ def test_sharing_a_secret_between_controllers_warns(tmp_path: Path) -> None:
     spec.write_text(yaml.safe_dump_all(docs))
     result = run("-f", str(spec), "--observed", str(EXAMPLES / "observed-proxmox.yaml"))
     assert result.exit_code == 0, result.stderr
-    assert "warning: Secret/tenant-acme/capmox-acme: shared by acme/capmox, acme/ccm, acme/csi" in result.stderr
+    assert ("warning: Secret/tenant-acme/capmox-acme: shared by acme/capmox, acme/ccm, acme/csi: one token for "
+            "several controllers widens the blast radius of each (scope a token per controller; see the Proxmox "
+            "token privileges)\n") in result.stderr
 
 
 def test_naming_a_shared_secret_elsewhere_names_every_controller_that_uses_it() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 from fakepve import FakePve  # type: ignore[import-untyped]
+from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
 from tenantctl.cli import app
@@ -125,7 +126,7 @@ def test_a_complete_credentials_secret_passes(
 )
 def test_a_credentials_secret_fault_is_a_row_naming_the_key(
     stand: FakePve, spec_file: Path, fakepve_cafile: str, tmp_path: Path,
-    overrides: dict[str, str | None], status: str, seen: str,
+    overrides: dict[str, str | None], status: str, seen: str, snapshot: SnapshotAssertion,
 ) -> None:
     secret = _credentials_file(tmp_path, stand, **overrides)
     result = invoke([*base_args(stand, spec_file, fakepve_cafile), "--credentials-secret", str(secret), "-o", "json"])
@@ -133,6 +134,7 @@ def test_a_credentials_secret_fault_is_a_row_naming_the_key(
     rows = _credential_rows(result)
     assert any(r["status"] == status and r["seen"].startswith(seen) for r in rows), rows
     assert SECRET not in result.output
+    assert rows == snapshot, "every credentials row, word for word"
 
 
 def test_a_secret_naming_another_url_says_which_one_was_checked(

@@ -75,6 +75,22 @@ async def test_a_silent_tenant_api_is_shown_as_such(mgmt: KubeEmulator, tenant: 
     assert find(root, f"{NAME}-csi").mark is Mark.WRONG, "the management side is still described"
 
 
+async def test_capi_objects_not_created_yet_point_at_the_applied_condition(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    await seed_day_two(mgmt, tenant)
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        for api_version, kind in (("cluster.x-k8s.io/v1beta1", "Cluster"),
+                                  ("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")):
+            res = await api.resource(api_version, kind)
+            assert res is not None
+            await api.delete(res, NAME, NS)
+    root = await tree_of(mgmt)
+    for label in (f"Cluster {NAME}", f"KamajiControlPlane {NAME}"):
+        node = find(root, label)
+        assert (node.mark, node.detail, node.next) == (Mark.WRONG, "not found", "the TenantCluster's Applied condition")
+
+
 async def test_a_missing_tenant_is_one_marked_line(mgmt: KubeEmulator) -> None:
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
         root = await describe_tenant(api, NS, "nope", FIXED_NOW)
