@@ -76,6 +76,13 @@ def test_yaml_edited_without_the_blob_is_red(cli: Cli, vendored_platform: Path) 
     assert f"the YAML has 1 line(s) more after line {len(original.splitlines())}" in err
 
 
+def test_yaml_cut_short_says_the_blob_has_the_lines_more(cli: Cli, vendored_platform: Path) -> None:
+    yaml_path = vendored(vendored_platform, "core", "components.yaml")
+    lines = yaml_path.read_bytes().splitlines(keepends=True)
+    yaml_path.write_bytes(b"".join(lines[:-2]))
+    assert f"the blob has 2 line(s) more after line {len(lines) - 2}" in errors(check(cli, vendored_platform))
+
+
 def test_a_yaml_edit_that_changes_a_line_names_it(cli: Cli, vendored_platform: Path) -> None:
     yaml_path = vendored(vendored_platform, "ipam-in-cluster", "components.yaml")
     lines = yaml_path.read_text().splitlines(keepends=True)

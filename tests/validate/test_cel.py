@@ -382,6 +382,12 @@ def test_format_s_prints_each_type_as_cel_go_does(value: str, text: str) -> None
     assert rule.check(None) is None, rule.check(None)
 
 
+@pytest.mark.parametrize("verb", ["d", "f", "x", "b"])
+def test_a_number_verb_refuses_a_bool_as_cel_go_does(verb: str) -> None:
+    failure = compile_rule({"rule": f"'%{verb}'.format([true]) != ''"}).check(None)
+    assert failure is not None and "could not be evaluated" in failure.message, failure
+
+
 def test_functions_kubernetes_lacks_are_not_smuggled_in() -> None:
     # cel.stdlib's list `contains` is not Kubernetes CEL; on a list it must fail as the apiserver would.
     failure = compile_rule({"rule": "[1, 2].contains(1)"}).check(None)

@@ -75,9 +75,10 @@ def config_ips(config: dict[str, Any]) -> list[str]:
 
 
 def agent_enabled(config: Mapping[str, Any]) -> bool:
-    """Whether the VM config turns the QEMU guest agent on (`agent: 1` or `agent: enabled=1,...`)."""
+    """Whether the VM config turns the QEMU guest agent on (`agent: 1` or `agent: enabled=1,...`): PVE reads
+    a boolean as 1, on, yes or true in any case (`PVE::JSONSchema::parse_boolean`)."""
     first = str(config.get("agent", "0")).split(",")[0]
-    return first.split("=")[-1] in ("1", "true", "on")
+    return first.split("=")[-1].lower() in ("1", "on", "yes", "true")
 
 
 def _read(api: Api, inv: Inventory, key: str, path: str, **params: Any) -> Any:

@@ -119,7 +119,7 @@ def _string_format(template: str, args: Sequence[Any]) -> str:
 def _format_verb(verb: str, value: Any, precision: int | None) -> str:
     if verb == "s":
         return _cel_text(value)
-    if isinstance(value, bool) and verb != "s":
+    if isinstance(value, bool):  # a Python bool is an int; cel-go's %d, %f, %x refuse it
         raise ValueError(f"format: %{verb} does not take a bool")
     if verb == "d" and isinstance(value, int):
         return str(value)

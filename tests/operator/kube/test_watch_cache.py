@@ -188,6 +188,10 @@ async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmu
     assert asked == set(), "Kamaji's CA and kubeconfig, the Talos CA and the capmox Secret are held before any read"
 
 
+def test_a_resource_never_read_holds_nothing() -> None:
+    assert WatchCache().holds("v1", "secrets", "ns", "x") is None
+
+
 async def test_a_list_in_pages_holds_every_page(mgmt: KubeEmulator) -> None:
     for i in range(5):
         mgmt.put("v1/secrets", secret(f"s{i}", "MQ==", {"app": "x"}))

@@ -174,6 +174,7 @@ async def test_a_refused_spec_is_a_condition_and_an_event_never_a_crash_loop(mgm
     assert tc is not None and tc["status"]["phase"] == "Invalid"
     ready_cond = condition(tc, "Ready")
     assert ready_cond["status"] == "False" and "spec.proxmox.dnsServer" in ready_cond["message"]
+    assert ready_cond["observedGeneration"] == tc["metadata"]["generation"], "the verdict is on this generation"
     warnings = [e for e in events(mgmt) if e.get("reason") == "InvalidSpec"]
     assert len(warnings) == 1 and warnings[0]["type"] == "Warning"
     assert "spec.proxmox.dnsServer" in warnings[0]["message"]
