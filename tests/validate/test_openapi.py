@@ -321,3 +321,16 @@ def test_a_node_with_properties_and_no_type_prunes_unknown_fields_as_an_object_d
     untyped = {"properties": {"a": {"type": "string"}}}
     converted = convert_crd_schema({"type": "object", "properties": {"spec": untyped}})
     assert converted.schema["properties"]["spec"]["additionalProperties"] is False
+
+
+def test_a_nullable_enum_takes_null_beside_its_values() -> None:
+    """The apiserver accepts null for a nullable field before it looks at the enum."""
+    import jsonschema
+
+    from tenantctl.validate.openapi import convert_crd_schema
+
+    converted = convert_crd_schema({"type": "string", "enum": ["a", "b"], "nullable": True}).schema
+    jsonschema.validate(None, converted)
+    jsonschema.validate("a", converted)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate("c", converted)

@@ -188,6 +188,19 @@ async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmu
     assert asked == set(), "Kamaji's CA and kubeconfig, the Talos CA and the capmox Secret are held before any read"
 
 
+async def test_a_list_without_a_namespace_answers_from_every_namespace_held(mgmt: KubeEmulator) -> None:
+    ours = {"managed-by": "us"}
+    for ns in ("a", "b"):
+        mgmt.put("v1/secrets", {**secret(f"s-{ns}", "MQ==", ours), "metadata": {
+            "name": f"s-{ns}", "namespace": ns, "labels": ours}})
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache(owned=ours)) as api:
+        await api.list(SECRETS, "a", ours)  # starts the watch
+        lists = mgmt.tally["LIST", "secrets"]
+        found = await api.list(SECRETS, None, ours)
+        assert sorted(s["metadata"]["name"] for s in found) == ["s-a", "s-b"]
+        assert mgmt.tally["LIST", "secrets"] == lists, "answered by the cache"
+
+
 def test_a_resource_never_read_holds_nothing() -> None:
     assert WatchCache().holds("v1", "secrets", "ns", "x") is None
 
