@@ -247,6 +247,18 @@ def test_device_pools_sharing_an_address_on_one_bridge_are_refused() -> None:
                                       {"network": {"additionalDevices": [moved]}}))
 
 
+def test_an_address_shared_on_one_vlan_names_the_bridge_and_the_vlan() -> None:
+    dev = {"name": "net1", "bridge": "vmbr9", "vlan": 7, "ipv4": {"addresses": ["10.9.0.10-10.9.0.20"], "prefix": 24}}
+    other = dev | {"ipv4": {"addresses": ["10.9.0.20-10.9.0.30"], "prefix": 24}}
+    with pytest.raises(InvalidInput) as err:
+        parse_tenant_documents(_two_pools({"network": {"additionalDevices": [dev]}},
+                                          {"network": {"additionalDevices": [other]}}))
+    (problem,) = err.value.errors
+    assert problem.message == (
+        "10.9.0.20 is also in NodePool/tenant-acme/md0.spec.proxmox.network.additionalDevices[0].ipv4 on bridge "
+        "vmbr9 VLAN 7: two pools would hand one address to two VMs; make the ranges disjoint")
+
+
 def test_a_device_pool_inside_the_cluster_pool_on_the_same_segment_is_refused() -> None:
     dev = {"name": "net1", "bridge": "vmbr0", "vlan": 100,
            "ipv4": {"addresses": ["192.0.2.140-192.0.2.160"], "prefix": 24}}
