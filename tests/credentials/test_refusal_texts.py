@@ -88,7 +88,8 @@ def test_a_root_ca_without_a_certificate_is_refused_and_yields_nothing(tmp_path:
     ca.write_text("not a certificate\n")
     problems = Problems()
     assert check_root_ca(ca, problems) == ""
-    assert list(problems) == [Problem("--root-ca", f"{str(ca)!r} holds no PEM certificate (-----BEGIN CERTIFICATE-----)")]
+    assert list(problems) == [
+        Problem("--root-ca", f"{str(ca)!r} holds no PEM certificate (-----BEGIN CERTIFICATE-----)")]
 
 
 def test_a_root_ca_that_is_not_utf8_is_refused_as_undecodable(tmp_path: Path) -> None:
