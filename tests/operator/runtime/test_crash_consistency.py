@@ -468,7 +468,9 @@ def test_the_comparison_sees_a_difference(uncut: tuple[dict[str, Any], list[str]
     del damaged[dropped]
     changed = next(k for k in damaged if "/talosconfigtemplates/" in k)
     damaged[changed] = {**damaged[changed], "spec": {}}
-    assert _diff(expected, damaged) == [f"missing {dropped}", f"changed {changed}"]
+    missing, changed_line = _diff(expected, damaged)
+    assert missing == f"missing {dropped}"
+    assert changed_line.startswith(f"changed {changed}: .spec.template: ") and changed_line.endswith("-> '<absent>'")
 
 
 SERVICES = "v1/services"
