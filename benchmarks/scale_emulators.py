@@ -112,6 +112,7 @@ class Emulators:
         """The state changes since `counters()["writes"]` was taken, one line each."""
         return [
             f"{entry.verb} {entry.plural} {entry.namespace}/{entry.name}"
+            + (f" ({', '.join(entry.fields)})" if entry.fields else "")
             for emulator, mark in zip(self.every, marks, strict=True)
             for entry in emulator.writes()[mark:]
         ]

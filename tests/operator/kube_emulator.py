@@ -84,6 +84,15 @@ def declare(emulator: kmock.KubernetesEmulator, specs: list[tuple[str, str, bool
         )
 
 
+def _patched_paths(patch: Any, prefix: str = "", depth: int = 3) -> tuple[str, ...]:
+    """The paths a merge patch sets, `depth` levels deep, or a JSON patch's op paths."""
+    if isinstance(patch, list) and not prefix:
+        return tuple(f"{op.get('op')} {op.get('path')}" for op in patch if isinstance(op, dict))
+    if not isinstance(patch, dict) or depth == 0 or not patch:
+        return (prefix.rstrip("."),) if prefix else ()
+    return tuple(p for key, value in patch.items() for p in _patched_paths(value, f"{prefix}{key}.", depth - 1))
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     """One state change, numbered on the clock all emulators share."""
@@ -93,6 +102,9 @@ class JournalEntry:
     plural: str
     namespace: str | None
     name: str
+    fields: tuple[str, ...] = ()
+    """For a patch: the paths it set (`status.conditions`, `metadata.annotations.<key>`), so a write
+    nobody expected names what it changed."""
 
 
 @dataclass
@@ -389,9 +401,11 @@ class KubeEmulator(kmock.KubernetesEmulator):
         assert request.resource is not None
         await self._buses[request.resource].put({"type": kind, "object": copy.deepcopy(body)})
 
-    def _note(self, verb: str, request: rendering.Request, namespace: str | None, name: str) -> None:
+    def _note(
+        self, verb: str, request: rendering.Request, namespace: str | None, name: str, fields: tuple[str, ...] = ()
+    ) -> None:
         assert request.resource is not None
-        self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", namespace, name))
+        self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", namespace, name, fields))
 
     async def _create(self, request: rendering.Request, plural: str) -> dict[str, Any]:
         body: dict[str, Any] = request.data  # parsed for this request alone
@@ -452,7 +466,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         if body.get("spec") != current.get("spec"):
             meta["generation"] = int(meta.get("generation", 1)) + 1
         meta["resourceVersion"] = str(next(self._rv))
-        self._note("patch", request, request.namespace, request.name or "")
+        self._note("patch", request, request.namespace, request.name or "", _patched_paths(patch))
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             obj.delete()
             await self._publish(request, "DELETED", body)
