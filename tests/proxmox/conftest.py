@@ -14,6 +14,7 @@ import pytest
 from fakepve import FakePve  # type: ignore[import-untyped]
 from syrupy.assertion import SnapshotAssertion
 
+from report_support import report_text
 from tenantctl.proxmox.client import Target
 from tenantctl.proxmox.doctor import doctor
 from tenantctl.proxmox.report import Report
@@ -124,11 +125,9 @@ def spec(mutate: Mutation | None = None) -> TenantInput:
 _LOOPBACK_PORT = re.compile(r"(?<=127\.0\.0\.1:)\d+|(?<=port=)\d+")
 
 
-def report_text(report: Report, ca_file: str) -> str:
-    """Every row as `doctor` prints it, the loopback stand's port and the CA file's path left out: what
-    a snapshot pins."""
-    rows = (f"{r.status} {r.check} [{r.subject}] {r.seen} -> {r.advice}" for r in report.rows)
-    return "\n".join(_LOOPBACK_PORT.sub("<port>", row).replace(ca_file, "<ca-file>") for row in rows)
+def pinned_text(report: Report, ca_file: str) -> str:
+    """`report_text`, the loopback stand's port and the CA file's path left out: what a snapshot pins."""
+    return _LOOPBACK_PORT.sub("<port>", report_text(report)).replace(ca_file, "<ca-file>")
 
 
 @pytest.fixture
@@ -142,7 +141,7 @@ def run_doctor(stand: FakePve, fakepve_cafile: str, snapshot: SnapshotAssertion)
     ) -> Report:
         target = Target(url or stand.url, TOKEN_ID, secret, insecure=insecure, ca_file=fakepve_cafile)
         report = doctor(tenant or spec(), target)
-        assert report_text(report, fakepve_cafile) == snapshot
+        assert pinned_text(report, fakepve_cafile) == snapshot
         return report
 
     return run

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from syrupy.assertion import SnapshotAssertion
 
-from tenantctl.proxmox.report import Report
+from report_support import report_text
 
 __all__ = ["SNAPSHOTS", "pin", "report_text"]
 
@@ -19,7 +19,3 @@ SNAPSHOTS: list[SnapshotAssertion] = []
 def pin(text: str) -> None:
     assert SNAPSHOTS, "pin() outside a test of the day-two suites"
     assert text == SNAPSHOTS[-1]
-
-
-def report_text(report: Report) -> str:
-    return "\n".join(f"{r.status} {r.check} [{r.subject}] {r.seen} -> {r.advice}" for r in report.rows)
