@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from tenantctl.spec.patterns import LITERAL_IP_CHARS, full_match
 
 __all__ = [
-    "Address", "AddressEntry", "is_literal_ip", "literal_ip", "network", "parse_address_entry", "parsed_entries",
-    "usable_addresses",
+    "Address", "AddressEntry", "is_literal_ip", "literal_ip", "literal_ipv4", "network", "parse_address_entry",
+    "parsed_entries", "usable_addresses",
 ]
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -29,6 +29,12 @@ def literal_ip(value: str) -> Address | None:
         return ipaddress.ip_address(value)
     except ValueError:
         return None
+
+
+def literal_ipv4(value: str) -> ipaddress.IPv4Address | None:
+    """The IPv4 address a bare literal spells, else None (an IPv6 literal too)."""
+    found = literal_ip(value)
+    return found if isinstance(found, ipaddress.IPv4Address) else None
 
 
 @functools.lru_cache(maxsize=4096)

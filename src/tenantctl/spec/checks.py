@@ -15,7 +15,7 @@ from tenantctl.problems import Problems
 from tenantctl.spec import syntax
 from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.address_pools import check_address_pool, check_device_capacity, pool_usable
-from tenantctl.spec.addresses import is_literal_ip, literal_ip, network, parse_address_entry
+from tenantctl.spec.addresses import is_literal_ip, literal_ipv4, network, parse_address_entry
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.durations import DurationError, parse_go_duration
@@ -246,8 +246,7 @@ def _check_ipv4_config(base: str, px: ProxmoxClusterSpec, problems: Problems) ->
     prefix_ok = 0 <= cfg.prefix <= 32
     if not prefix_ok:
         problems.error(f"{base}.prefix", f"{cfg.prefix} is outside 0–32")
-    found = literal_ip(cfg.gateway)
-    gateway = found if isinstance(found, ipaddress.IPv4Address) else None
+    gateway = literal_ipv4(cfg.gateway)
     if gateway is None:
         problems.error(f"{base}.gateway", f"{cfg.gateway!r} is not an IPv4 address")
     if not cfg.addresses:

@@ -7,10 +7,8 @@ worker by IPAM sooner or later, and then two hosts answer for it.
 
 from __future__ import annotations
 
-import ipaddress
-
 from tenantctl.problems import Problems
-from tenantctl.spec.addresses import AddressEntry, literal_ip, network, parse_address_entry
+from tenantctl.spec.addresses import AddressEntry, literal_ipv4, network, parse_address_entry
 from tenantctl.spec.tenant import TenantCluster
 
 __all__ = ["check_worker_network"]
@@ -20,7 +18,7 @@ def check_worker_network(at: str, tc: TenantCluster, problems: Problems) -> None
     """Only what parses is compared; malformed values are refused by their own checks."""
     px = tc.spec.proxmox
     cfg = px.ipv4_config if px is not None else None
-    if cfg is None or not 0 <= cfg.prefix <= 32 or not isinstance(literal_ip(cfg.gateway), ipaddress.IPv4Address):
+    if cfg is None or not 0 <= cfg.prefix <= 32 or literal_ipv4(cfg.gateway) is None:
         return
     subnet = network(f"{cfg.gateway}/{cfg.prefix}", strict=False)
     for field, value in (("podCIDR", tc.spec.network.pod_cidr), ("serviceCIDR", tc.spec.network.service_cidr)):
@@ -51,8 +49,8 @@ def _check_expose_address(
     at: str, tc: TenantCluster, pool: list[tuple[int, str, AddressEntry]], problems: Problems
 ) -> None:
     expose = tc.spec.expose
-    address = literal_ip(expose.address) if expose is not None and expose.address is not None else None
-    if not isinstance(address, ipaddress.IPv4Address):
+    address = literal_ipv4(expose.address) if expose is not None and expose.address is not None else None
+    if address is None:
         return
     for i, text, entry in pool:
         if int(entry.first) <= int(address) <= int(entry.last):
