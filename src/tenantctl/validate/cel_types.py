@@ -73,10 +73,9 @@ def parse_quantity(text: str) -> Fraction:
         raise ValueError(f"quantities must match the regular expression '{_QUANTITY_SYNTAX.pattern}'")
     sign, number, suffix = match.group(1), match.group(2), match.group(3) or ""
     value = Fraction(number if not number.endswith(".") else number[:-1])
-    if suffix[:1] in ("e", "E"):
-        value *= Fraction(10) ** int(suffix[1:])
-    else:
-        value *= _SUFFIXES[suffix]
+    # "E" and "Ei" are exa and exbi; only an E or e followed by digits is a decimal exponent.
+    scale = _SUFFIXES.get(suffix)
+    value *= scale if scale is not None else Fraction(10) ** int(suffix[1:])
     return -value if sign == "-" else value
 
 
