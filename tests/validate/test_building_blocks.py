@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import string
 from typing import Any
 
 import pytest
@@ -138,3 +139,89 @@ def test_a_kubernetes_cel_function_refuses_a_wrong_argument_in_its_own_name() ->
         except Exception:  # functions of plain values refuse in their own way
             continue
     assert checked >= 20, f"only {checked} typed functions checked"
+
+
+# (POSIX class, its members among ASCII) from Python's own `string` tables: an oracle the translation
+# table is not written from.
+POSIX_MEMBERS = {
+    "alnum": string.ascii_letters + string.digits,
+    "alpha": string.ascii_letters,
+    "ascii": "".join(map(chr, range(128))),
+    "blank": " \t",
+    "cntrl": "".join(map(chr, range(32))) + "\x7f",
+    "digit": string.digits,
+    "graph": "".join(c for c in string.printable if not c.isspace()),
+    "lower": string.ascii_lowercase,
+    "print": "".join(c for c in string.printable if not c.isspace()) + " ",
+    "punct": string.punctuation,
+    "space": " \t\n\v\f\r",
+    "upper": string.ascii_uppercase,
+    "word": string.ascii_letters + string.digits + "_",
+    "xdigit": string.hexdigits,
+}
+
+
+@pytest.mark.parametrize("name", sorted(POSIX_MEMBERS))
+def test_every_posix_class_matches_exactly_its_ascii_members(name: str) -> None:
+    matcher = compile_go_regex(f"^[[:{name}:]]$")
+    members = {chr(c) for c in range(128) if matcher.search(chr(c))}
+    assert members == set(POSIX_MEMBERS[name])
+
+
+@pytest.mark.parametrize(
+    ("go", "error"),
+    [
+        ("\\pL+", "RE2 escape '\\\\p' has no Python equivalent"),
+        ("\\PL", "RE2 escape '\\\\P' has no Python equivalent"),
+        ("\\Qa.b\\E", "RE2 escape '\\\\Q' has no Python equivalent"),
+        ("a\\C", "RE2 escape '\\\\C' has no Python equivalent"),
+        ("(?U)a+", "RE2 flag U (ungreedy) has no Python equivalent"),
+        ("a(?iU)b", "RE2 flag U (ungreedy) has no Python equivalent"),
+        ("[[:^alpha:]]", "negated POSIX class [:^alpha:] has no Python equivalent"),
+        ("[[:nope:]]", "unknown POSIX class [:nope:]"),
+        ("[abc", "unterminated character class in '[abc'"),
+        ("[]", "unterminated character class in '[]'"),
+        ("[^]", "unterminated character class in '[^]'"),
+        ("[a\\]", "unterminated character class in '[a\\\\]'"),
+    ],
+)
+def test_untranslatable_go_regexes_say_why(go: str, error: str) -> None:
+    with pytest.raises(GoRegexError) as refused:
+        translate_go_regex(go)
+    assert str(refused.value) == error
+
+
+def test_a_pattern_python_refuses_names_itself_and_the_reason() -> None:
+    with pytest.raises(GoRegexError) as refused:
+        compile_go_regex("(unclosed")
+    assert str(refused.value).startswith("'(unclosed' is not a regular expression Python can match: ")
+    assert "missing )" in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("go", "python", "matches", "misses"),
+    [
+        # a class's escapes and its leading `]` (also after `^`) never close it early
+        ("^[^]a]+$", "^[^]a]+\\Z", "bc", "b]"),
+        ("^[\\]x]+$", "^[\\]x]+\\Z", "]x", "y"),
+        ("^[a-c[:digit:]x]$", "^[a-c0-9x]\\Z", "5", "d"),
+        # under `(?m)` a `$` is a line end, as in RE2
+        ("(?m)^a$", "(?m)^a$", "a\nb", "ab"),
+        # flags at the very start stay global; elsewhere they are scoped to their group
+        ("(?s)a.b", "(?s)a.b", "a\nb", "ab"),
+        ("(?is)^a.b", "(?is)^a.b", "A\nB", "ab"),
+        ("x|(?i)y", "x|(?i:y)", "Y", "X"),
+        ("(a(?i)b|c)d", "(a(?i:b)|(?i:c))d", "aBd", "aBD"),
+        ("((?i)a)(b)", "((?i:a))(b)", "Ab", "AB"),
+        ("a(?i)b(?s)c", "a(?i:b(?s:c))", "aBC", "ABC"),
+        # `\z` is the end of text; other escapes pass through unchanged
+        ("^\\d+\\z", "^\\d+\\Z", "12", "12\n"),
+        ("^a\\$$", "^a\\$\\Z", "a$", "a"),
+        ("", "", "", None),
+    ],
+)
+def test_more_go_regexes_keep_their_meaning(go: str, python: str, matches: str, misses: str | None) -> None:
+    assert translate_go_regex(go) == python
+    assert compile_go_regex(go).search(matches)
+    if misses is not None:
+        assert not compile_go_regex(go).search(misses)
