@@ -225,3 +225,13 @@ def test_more_go_regexes_keep_their_meaning(go: str, python: str, matches: str, 
     assert compile_go_regex(go).search(matches)
     if misses is not None:
         assert not compile_go_regex(go).search(misses)
+
+
+def test_a_key_with_two_slashes_is_refused_as_apimachinery_does_in_one_message() -> None:
+    assert qualified_name_errors("a/b/c") == [
+        "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
+        "an alphanumeric character, with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+    ]
+    assert qualified_name_errors("example.com/b") == []
+    assert qualified_name_errors("/b") == ["prefix part must be non-empty"]
+    assert qualified_name_errors("a/") == ["name part must be non-empty"]

@@ -69,6 +69,11 @@ def path_segment_errors(value: str) -> list[str]:
 
 
 def qualified_name_errors(value: str) -> list[str]:
+    if value.count("/") > 1:  # apimachinery's IsQualifiedName judges no part of such a key
+        return [
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+            "with an alphanumeric character, with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     prefix, slash, name = value.rpartition("/")
     errors: list[str] = []
     if slash:
