@@ -17,6 +17,7 @@ from operator_support import (
     seed_documents,
     silent_server,
 )
+from syrupy.assertion import SnapshotAssertion
 
 from tenant_support import load_example
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
@@ -163,6 +164,21 @@ async def test_a_tenant_without_claims_is_the_clean_case(mgmt: KubeEmulator, ten
         await eventually(lambda: gone(mgmt, TC, *PROXMOX))
     assert step(mgmt, PROXMOX, "TenantVolumes")["outcome"] == "Done"
     assert teardown_status(mgmt, PROXMOX)["leftovers"] == []
+
+
+@pytest.mark.parametrize(("example", "key"), [("proxmox.yaml", PROXMOX), ("kubevirt.yaml", KUBEVIRT)])
+async def test_a_clean_teardown_records_every_step_in_its_order(
+    mgmt: KubeEmulator, tenant: KubeEmulator, snapshot: SnapshotAssertion, example: str, key: tuple[str, str]
+) -> None:
+    """The whole record a person reads after a teardown, step by step, pinned word for word."""
+    seeded(mgmt, url(tenant), example, cdi=example == "kubevirt.yaml")
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, key))
+        await delete_cluster(mgmt, key)
+        await eventually(lambda: gone(mgmt, TC, *key))
+    record = teardown_status(mgmt, key)
+    assert {s["outcome"] for s in record["steps"]} <= {"Done", "Skipped"} and record["leftovers"] == []
+    assert record == snapshot
 
 
 async def test_an_unreachable_tenant_is_a_reported_leftover_and_the_finalizer_still_goes(

@@ -42,3 +42,43 @@ async def test_a_tenant_without_an_autoscaler_tears_down_as_before(mgmt: KubeEmu
         await delete_cluster(mgmt, key)
         await eventually(lambda: gone(mgmt, TC, *key))
     assert "autoscaler" not in step(mgmt, key, "ClusterAPI")["message"]
+
+
+async def test_the_autoscaler_is_deleted_only_once_its_pods_are_gone(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    """Scaled to zero is not stopped: the Deployment stays until its status counts no replica."""
+    import asyncio
+
+    seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
+    plural = "apps/v1/deployments"
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+        running = mgmt.get(plural, "tenant-demo", AUTOSCALER)
+        assert running is not None
+        mgmt.put(plural, {**running, "status": {"replicas": 1, "readyReplicas": 1}})
+        await delete_cluster(mgmt, KUBEVIRT)
+        await eventually(lambda: (mgmt.get(plural, "tenant-demo", AUTOSCALER) or {}).get("spec", {}).get("replicas")
+                         == 0)
+        await asyncio.sleep(1.0)  # virtual time, within the 2 s the test operator waits: the pod still stops
+        stopping = mgmt.get(plural, "tenant-demo", AUTOSCALER)
+        assert stopping is not None, "deleted while its pod still ran"
+        assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-demo", "demo-md0") is not None
+        mgmt.put(plural, {**stopping, "status": {"replicas": 0}})
+        await eventually(lambda: gone(mgmt, TC, *KUBEVIRT))
+    assert gone(mgmt, plural, "tenant-demo", AUTOSCALER)
+    assert f"Deployment/{AUTOSCALER}, MachineDeployment/" in step(mgmt, KUBEVIRT, "ClusterAPI")["message"]
+
+
+async def test_an_autoscaler_that_does_not_stop_in_time_is_deleted_and_said_so(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
+    plural = "apps/v1/deployments"
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+        running = mgmt.get(plural, "tenant-demo", AUTOSCALER)
+        assert running is not None
+        mgmt.put(plural, {**running, "status": {"replicas": 1}})
+        await delete_cluster(mgmt, KUBEVIRT)
+        await eventually(lambda: gone(mgmt, TC, *KUBEVIRT))
+    assert gone(mgmt, plural, "tenant-demo", AUTOSCALER)
+    assert f"Deployment/{AUTOSCALER} (its pods still ran after 2s)" in step(mgmt, KUBEVIRT, "ClusterAPI")["message"]

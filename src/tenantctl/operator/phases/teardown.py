@@ -269,9 +269,10 @@ async def _stop_autoscaler(scope: TeardownScope) -> list[str]:
         live = await api.get(deployments, names.autoscaler, names.namespace)
         return not ((live or {}).get("status") or {}).get("replicas")
 
-    await _wait_until(stopped, scope.settings.control_plane_timeout, scope.settings.poll_interval)
+    timeout = scope.settings.control_plane_timeout
+    in_time = await _wait_until(stopped, timeout, scope.settings.poll_interval)
     await api.delete(deployments, names.autoscaler, names.namespace)
-    return [f"Deployment/{names.autoscaler}"]
+    return [f"Deployment/{names.autoscaler}" + ("" if in_time else f" (its pods still ran after {timeout:g}s)")]
 
 
 async def _cluster_api(scope: TeardownScope) -> tuple[StepOutcome, str]:
