@@ -295,6 +295,26 @@ async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmul
     assert IMMUTABLE_TCT in replaced[0] and "deleting" in replaced[0] and "created again" in replaced[1]
 
 
+async def test_an_inventory_listing_secrets_never_prunes_the_talos_identity(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """No render has a Secret today, but an inventory may list the kind (an older release's, a render of
+    another version): pruning then lists the tenant's Secrets, and the generated identity must survive it."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        identity = mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets")
+        assert identity is not None and identity["metadata"]["labels"].get("tenantctl.io/cluster") == "acme"
+        current = mgmt.get(TC, *PROXMOX)
+        assert current is not None
+        current["status"]["inventory"] = sorted({*current["status"]["inventory"], "v1/Secret"})
+        mgmt.put(TC, current)
+        await one_more_pass(ctx)
+        await one_more_pass(ctx)
+    assert mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets") == identity
+    assert not [e for e in mgmt.writes() if e.plural == "secrets" and e.verb == "delete"]
+
+
 async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, tenant, "kubevirt.yaml")
     async with running_operator(mgmt):

@@ -119,6 +119,13 @@ async def test_the_control_plane_moves_first_then_each_pool_after_the_previous_r
         assert md_version(mgmt, "demo-md0") == "v1.34.9", "the next pool waits for the previous rollout"
         assert upgrading(mgmt)["reason"] == "UpgradingPool"
         assert "pool big to finish its rollout" in upgrading(mgmt)["message"]
+        stage = mgmt.get(TC, NS, NAME)["status"]["upgrade"]  # type: ignore[index]
+        assert {k: v for k, v in stage.items() if k not in ("since", "target")} == {
+            "stage": "Pool", "pool": "big", "remaining": ["md0"],
+            "waiting": "pool big to finish its rollout (0/1 updated, 1/1 available)"}
+        # RFC 3339 in UTC, as every Kubernetes timestamp: what `since` is read back from after a restart
+        since = datetime.datetime.strptime(stage["since"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.UTC)
+        assert abs((datetime.datetime.now(datetime.UTC) - since).total_seconds()) < 3600
 
         rolled_out(mgmt, "demo-big")
         await eventually(lambda: md_version(mgmt, "demo-md0") == "v1.35.6")
