@@ -146,3 +146,19 @@ async def test_without_kamaji_the_condition_says_what_to_install(mgmt: KubeEmula
     async with running_operator(mgmt):
         await eventually(lambda: talos_api(mgmt).get("reason") == "KamajiMissing")
     assert "26.3.2-edge" in talos_api(mgmt)["message"]
+
+
+async def test_the_kamaji_crd_is_judged_once_per_resync_not_once_per_pass(
+    mgmt: KubeEmulator, tenant: KubeEmulator, shared: Path
+) -> None:
+    """The verdict on the installed Kamaji is the operator's, shared by every pass and tenant (KamajiSchema):
+    a pass that judged the 600 KiB CRD itself would read it on every wake-up."""
+    seeded(mgmt, tenant, shared)
+    crd = ("customresourcedefinitions", None, "tenantcontrolplanes.kamaji.clastix.io")
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: talos_api(mgmt).get("reason") is not None)
+        first = mgmt.named_reads[crd]
+        assert first == 1
+        for _ in range(3):
+            await one_more_pass(ctx)
+    assert mgmt.named_reads[crd] == first
