@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daytwo_support import NAME, NOW, NS, PROXMOX_MACHINES, UPGRADING, seed_day_two, set_status, url
+from daytwo_support import NAME, NOW, NS, PLURALS, PROXMOX_MACHINES, UPGRADING, seed_day_two, set_status, url
 from kube_emulator import Fault, KubeEmulator
 from operator_support import kubeconfig_for
 from pinning import pin
@@ -183,3 +183,28 @@ async def test_an_infrastructure_machine_failing_by_condition_is_what_to_look_at
     stuck = find(await tree_of(mgmt), f"Machine {NAME}-md0-c")
     assert stuck.mark is Mark.WRONG
     assert stuck.next.startswith(f"ProxmoxMachine {NAME}-md0-c: VMProvisioned CloningFailed: storage full; ")
+
+
+async def test_a_deleting_tenant_shows_its_teardown_record(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    tc = mgmt.get(PLURALS["TenantCluster"], NS, NAME)
+    assert tc is not None
+    tc["metadata"]["deletionTimestamp"] = NOW
+    tc["metadata"]["finalizers"] = ["tenantctl.io/teardown"]
+    tc["status"] = {"phase": "Deleting", "teardown": {"volumes": ["local-zfs:vm-1-disk-a"], "leftovers": []}}
+    mgmt.put(PLURALS["TenantCluster"], tc)
+    node = find(await tree_of(mgmt), "teardown")
+    assert (node.mark, node.detail) == (Mark.PROGRESS, "deleting")
+    assert [(c.label, c.mark, c.detail) for c in node.children] == [
+        ("volumes", Mark.INFO, "['local-zfs:vm-1-disk-a']"), ("leftovers", Mark.INFO, "[]")]
+
+
+async def test_a_control_plane_without_any_version_shows_a_dash(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    kcp = mgmt.get(PLURALS["KamajiControlPlane"], NS, NAME)
+    assert kcp is not None
+    kcp["spec"].pop("version", None)
+    kcp["status"] = {"readyReplicas": 2}
+    mgmt.put(PLURALS["KamajiControlPlane"], kcp)
+    node = find(await tree_of(mgmt), f"KamajiControlPlane {NAME}")
+    assert node.detail.endswith(", version -"), node.detail

@@ -129,6 +129,22 @@ async def test_each_class_is_told_with_its_detail(mgmt: KubeEmulator, tmp_path: 
     assert data["summary"] == plan.counts()
 
 
+async def test_a_kind_only_the_inventory_names_is_still_planned_for_pruning(mgmt: KubeEmulator) -> None:
+    """The operator prunes every kind its status.inventory lists, rendered or not (a kind an older render
+    had); the plan lists the same kinds, so such an object shows as `prune`, as the next pass will do."""
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    labels = {"app.kubernetes.io/managed-by": "tenantctl", "tenantctl.io/cluster": NAME}
+    mgmt.put("v1/configmaps", {"metadata": {"name": f"{NAME}-retired", "namespace": NS, "labels": labels}})
+    assert f"ConfigMap/{NAME}-retired" not in actions(await plan_of(mgmt, docs)), "not a kind this render has"
+    tc = mgmt.get("tenantctl.io/v1alpha1/tenantclusters", NS, NAME)
+    assert tc is not None
+    tc["status"]["inventory"] = ["v1/ConfigMap"]
+    mgmt.put("tenantctl.io/v1alpha1/tenantclusters", tc)
+    assert actions(await plan_of(mgmt, docs))[f"ConfigMap/{NAME}-retired"] == "prune"
+
+
 def test_a_secret_change_is_told_without_its_value() -> None:
     live = {"kind": "Secret", "data": {"token": "c3RhbGU="}}
     desired = {"kind": "Secret", "stringData": {"token": "fresh", "url": "https://pve"}}

@@ -139,3 +139,34 @@ async def test_the_command_prints_the_report_and_exits_1_on_a_failure(
     assert failed.exit_code == 1
     rows = json.loads(failed.stdout)["rows"]
     assert [r["seen"] for r in rows if r["status"] == "FAIL"] == ["no DataStore"]
+
+
+async def test_a_provider_without_any_ready_condition_says_so(mgmt: KubeEmulator, shared: Path) -> None:
+    complete(mgmt, shared)
+    mgmt.put(f"{PROVIDERS}/coreproviders", {"metadata": {"name": "cluster-api", "namespace": "capi-system"}})
+    assert failing(await report_of(mgmt))["CoreProvider capi-system/cluster-api"] == (
+        "not Ready: no Ready condition", "kubectl -n capi-system describe coreprovider cluster-api")
+
+
+async def test_without_capi_operator_the_providers_row_warns_naming_its_api(mgmt: KubeEmulator, shared: Path) -> None:
+    complete(mgmt, shared)
+    for res in [r for r, info in mgmt.resources.items() if info.kind.endswith("Provider")]:
+        del mgmt.resources[res]
+    report = await report_of(mgmt)
+    [row] = [r for r in report.rows if r.check == "providers"]
+    assert (row.status, row.subject, row.seen) == (
+        Status.WARN, "operator.cluster.x-k8s.io/v1alpha2", "capi-operator is not installed")
+    assert row.advice == "providers installed another way are checked by their CRDs only"
+
+
+async def test_a_kamaji_image_that_names_no_release_warns_and_assumes_the_default(
+    mgmt: KubeEmulator, shared: Path
+) -> None:
+    from tenantctl.operator.phases.talos_api import DEFAULT_KAMAJI
+
+    complete(mgmt, shared)
+    mgmt.put("apps/v1/deployments", deployment("kamaji", "ghcr.io/clastix/kamaji@sha256:" + "a" * 64))
+    [release] = [r for r in (await report_of(mgmt)).rows if r.subject == "release"]
+    assert (release.status, release.seen) == (
+        Status.WARN, f"the Kamaji controller's image names no release; tenantctl assumes {DEFAULT_KAMAJI.release}")
+    assert release.advice == "declare it in Platform spec.kamaji.version (or the operator's --kamaji-version)"
