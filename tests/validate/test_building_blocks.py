@@ -235,3 +235,16 @@ def test_a_key_with_two_slashes_is_refused_as_apimachinery_does_in_one_message()
     assert qualified_name_errors("example.com/b") == []
     assert qualified_name_errors("/b") == ["prefix part must be non-empty"]
     assert qualified_name_errors("a/") == ["name part must be non-empty"]
+
+
+def test_short_value_prints_compact_sorted_json_and_falls_back_for_other_values() -> None:
+    import datetime
+
+    from tenantctl.validate.paths import short_value
+
+    assert short_value({"b": 1, "a": [True, None]}) == '{"a": [true, null], "b": 1}'
+    assert short_value(datetime.date(2026, 12, 1)) == '"2026-12-01"'
+    assert short_value({"k": {1, 2} - {1, 2}}) == '{"k": "set()"}'
+    assert short_value({1: "x", "a": 1}) == "{1: 'x', 'a': 1}"  # keys JSON cannot sort: repr
+    long = short_value("x" * 500)
+    assert len(long) < 500 and long.endswith("…")

@@ -232,3 +232,17 @@ def test_a_kubernetes_version_without_schemas_is_refused() -> None:
 
 def test_core_false_skips_built_in_kinds() -> None:
     assert validate_objects([deployment(bogus=1)], core=False) == []
+
+
+def test_a_kubernetes_version_may_carry_the_v_of_the_spec_and_a_patch() -> None:
+    obj = copy.deepcopy(DEPLOYMENT)
+    obj["spec"]["template"]["spec"]["resources"] = {"limits": {"cpu": "1"}}
+    assert validate_objects([obj], kubernetes_version="v1.36.2") == validate_objects([obj], kubernetes_version="1.36")
+    assert len(validate_objects([obj], kubernetes_version="v1.28")) == 1
+
+
+@pytest.mark.parametrize("version", ["1", "latest", "V1.36", "1.x"])
+def test_a_string_that_is_no_kubernetes_version_is_refused_naming_it(version: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        validate_objects([DEPLOYMENT], kubernetes_version=version)
+    assert str(refused.value) == f"not a Kubernetes version: {version!r} (expected e.g. 1.36.0)"
