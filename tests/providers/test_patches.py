@@ -157,6 +157,22 @@ def test_a_patch_digest_changes_with_its_definition() -> None:
     assert a.digest() == patch({"op": "set", "target": {"kind": "Namespace"}, "path": ["a"], "value": 1}).digest()
 
 
+def test_a_patch_digest_ignores_the_order_its_yaml_wrote_keys_in() -> None:
+    """Re-ordering a patch file's mappings is no re-pin: the digest hashes canonical JSON."""
+    a = patch({"op": "set", "target": {"kind": "Namespace"}, "path": ["a"], "value": {"x": 1, "y": 2}})
+    b = patch({"value": {"y": 2, "x": 1}, "path": ["a"], "target": {"kind": "Namespace"}, "op": "set"})
+    assert a.digest() == b.digest()
+
+
+def test_add_tells_objects_apart_by_api_version_too() -> None:
+    """An upstream object of the same kind and name in another API version is not the one added."""
+    sa = CABPT.patches[0].operations[0].object  # type: ignore[union-attr]
+    other = {**sa, "apiVersion": "example.com/v1"}
+    text = synthetic_components(CABPT, "v0.6.12").decode() + yaml.safe_dump_all([other], explicit_start=True)
+    docs = docs_of(build(text.encode(), CABPT.patches).components)
+    assert sorted(d["apiVersion"] for d in docs if d["kind"] == "ServiceAccount") == ["example.com/v1", "v1"]
+
+
 def test_unknown_operation_fields_are_refused() -> None:
     with pytest.raises(ValueError, match="valu"):
         patch({"op": "set", "target": {"kind": "Namespace"}, "path": ["a"], "valu": 1})
