@@ -160,7 +160,7 @@ def _split_core(text: str) -> tuple[str, str, str]:
     return text, "", ""
 
 
-def _parse_semver(text: str, normalize: bool = False) -> str:
+def _parse_semver(text: str, normalize: bool) -> str:
     candidate = _normalize_semver(text) if normalize else text
     if not _SEMVER_SYNTAX.match(candidate):
         raise ValueError(f"invalid semver: {text}")
