@@ -98,11 +98,15 @@ def _once(node: dict[Any, Any] | list[Any], seen: set[int]) -> None:
 
 
 def _mapping(data: dict[Any, Any], indent: str, first: str, out: list[str], seen: set[int], sort_keys: bool) -> None:
-    """`first` prefixes the first key (`- ` of an enclosing sequence item); later keys start at `indent`."""
+    """`first` prefixes the first key (`- ` of an enclosing sequence item); later keys start at `indent`.
+    The kept texts of keys and string values are looked up here first: a call per key and value was a
+    fifth of a render's YAML time."""
     _once(data, seen)
     prefix = first
+    kept = _TEXT
     for key, value in sorted(data.items()) if sort_keys else data.items():
-        head = f"{prefix}{_key(key)}:"
+        key_text = kept.get(key) if type(key) is str else None
+        head = f"{prefix}{key_text if key_text is not None else _key(key)}:"
         prefix = indent
         kind = type(value)
         if kind is dict and value:
@@ -112,7 +116,7 @@ def _mapping(data: dict[Any, Any], indent: str, first: str, out: list[str], seen
             out.append(head)
             _sequence(value, indent, indent, out, seen, sort_keys)
         else:
-            text = _leaf(value, seen)
+            text = (kept.get(value) if kind is str else None) or _leaf(value, seen)
             if " " in text and len(head) + 1 + text.rindex(" ") > _WIDTH:
                 raise _Unsupported
             out.append(f"{head} {text}")
@@ -129,7 +133,7 @@ def _sequence(data: list[Any], indent: str, first: str, out: list[str], seen: se
         elif kind is list and item:
             _sequence(item, indent + "  ", prefix + "- ", out, seen, sort_keys)
         else:
-            text = _leaf(item, seen)
+            text = (_TEXT.get(item) if kind is str else None) or _leaf(item, seen)
             if " " in text and len(prefix) + 2 + text.rindex(" ") > _WIDTH:
                 raise _Unsupported
             out.append(f"{prefix}- {text}")

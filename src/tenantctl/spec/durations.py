@@ -6,6 +6,7 @@ what the controller accepts: compound (`1h30m`), canonical (`20m0s`) and fractio
 
 from __future__ import annotations
 
+import functools
 import re
 from decimal import Decimal
 
@@ -33,8 +34,9 @@ class DurationError(ValueError):
     pass
 
 
+@functools.lru_cache(maxsize=1024)
 def parse_go_duration(text: str) -> int:
-    """Nanoseconds of a Go duration; the whole string must match, as Go requires."""
+    """Nanoseconds of a Go duration; the whole string must match, as Go requires (kept per string)."""
     if text in ("0", "+0", "-0"):
         return 0
     match = _DURATION.fullmatch(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from decimal import Decimal
@@ -42,15 +43,27 @@ class QuantityError(ValueError):
 
 def parse_quantity(value: object) -> Decimal:
     """Parse `1500m`, `8G`, `2Gi`, `1e9`, `2` into an exact Decimal of base units (cores or bytes)."""
-    if isinstance(value, bool) or not isinstance(value, str | int | float):
+    if isinstance(value, str):
+        return _parse_text(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise QuantityError(f"{value!r} is not a quantity")
     if isinstance(value, float) and not math.isfinite(value):
         raise QuantityError(f"{value!r} is not a finite quantity")
     text = str(value)
+    _check_length(text)
+    return Decimal(text)
+
+
+def _check_length(text: str) -> None:
     if len(text) > _MAX_TEXT:
         raise QuantityError(f"{text[:_MAX_TEXT]!r}… is not a quantity: longer than {_MAX_TEXT} characters")
-    if isinstance(value, int | float):
-        return Decimal(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse_text(value: str) -> Decimal:
+    """Kept per string: a render reads the same few quantities a dozen times (Decimal is immutable)."""
+    text = value
+    _check_length(text)
     match = re.fullmatch(QUANTITY, text)
     if not match:
         raise QuantityError(f"{value!r} is not a Kubernetes quantity (e.g. 1500m, 2, 8G, 8Gi)")
