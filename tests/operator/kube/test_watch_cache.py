@@ -12,7 +12,7 @@ from operator_support import condition, eventually, management, running_operator
 
 from tenant_support import load_example
 from tenantctl.operator.config.sharding import Shard
-from tenantctl.operator.kube.cache import WatchCache
+from tenantctl.operator.kube.cache import WatchCache, _Store
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.runtime.handlers import OWNED, inventory_of
 from tenantctl.render.meta import CLUSTER_LABEL, NAMESPACE_LABEL
@@ -226,3 +226,40 @@ async def test_an_object_of_ours_absent_from_the_cache_is_absent_without_a_read(
         assert mgmt.reads == reads, "absent from the cache: absent"
         assert await api.get(SECRETS, "not-yet", "ns") is None
         assert mgmt.reads == reads + 1, "without ours, a name not held is asked for"
+
+
+def _store() -> _Store:
+    return _Store(SECRETS)
+
+
+def _held(store: _Store, name: str) -> dict[str, object] | None:
+    import json
+
+    entry = store.objects.get("ns", {}).get(name)
+    return None if entry is None else dict(json.loads(entry.blob))
+
+
+def _versioned(name: str, version: str, value: str) -> dict[str, object]:
+    obj = secret(name, value)
+    obj["metadata"]["resourceVersion"] = version  # type: ignore[index]
+    return obj
+
+
+def test_a_late_event_never_replaces_a_newer_copy_and_a_drop_never_an_older_one() -> None:
+    """Our write's answer and the watch's events race: etcd's integer versions decide which copy holds."""
+    store = _store()
+    store.put(_versioned("a", "5", "new"))
+    store.put(_versioned("a", "3", "old"))
+    assert (_held(store, "a") or {})["data"] == {"v": "new"}
+    store.put(_versioned("a", "7", "newer"))
+    assert (_held(store, "a") or {})["data"] == {"v": "newer"}
+    store.drop(_versioned("a", "6", "gone"))
+    assert _held(store, "a") is not None, "a delete older than the held copy is stale"
+    store.drop(_versioned("a", "7", "gone"))
+    assert _held(store, "a") is None
+
+
+def test_a_drop_in_a_namespace_never_seen_is_nothing() -> None:
+    store = _store()
+    store.drop({"metadata": {"name": "x", "namespace": "elsewhere", "resourceVersion": "1"}})
+    assert store.objects == {}
