@@ -149,3 +149,18 @@ def test_two_proxmox_clusters_need_a_name(spec_documents: list[dict[str, Any]]) 
     assert problem.message == ("several on substrate proxmox; pass --cluster NAME (clusters: tenant-acme/acme "
                                "(proxmox), tenant-acme/beta (proxmox))")
     assert pick_cluster(tenant, "beta").metadata.name == "beta"
+
+
+def test_every_storage_class_gets_its_row_whatever_the_one_before_it_found(
+    stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any
+) -> None:
+    classes = [{"name": "gone", "storage": "nvme"}, {"name": "isos", "storage": "local"},
+               {"name": "half", "storage": "tenant-zfs"}, {"name": "rbd", "storage": "ceph-vm", "default": True}]
+    stand.storages["tenant-zfs"]["nodes"] = "pve1"
+    rows = run_doctor(tenant_spec(lambda c, p: c["spec"]["proxmox"]["csi"].update(storageClasses=classes))).of(
+        "csi-storage")
+    assert [(r.subject, r.status) for r in rows] == [
+        ("StorageClass gone: nvme", Status.FAIL), ("StorageClass isos: local", Status.FAIL),
+        ("StorageClass half: tenant-zfs", Status.FAIL), ("StorageClass rbd: ceph-vm", Status.PASS)]
+    assert rows[1].seen == "storage 'local' holds 'iso,vztmpl,backup'"
+    assert rows[2].seen == "storage 'tenant-zfs' is not enabled on pve2"

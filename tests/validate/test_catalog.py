@@ -67,8 +67,24 @@ def test_the_same_crd_twice_is_fine_but_two_different_schemas_are_refused(widget
 
 
 def test_a_missing_directory_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(InvalidInput, match="CRD directory does not exist"):
+    with pytest.raises(InvalidInput) as refused:
         SchemaCatalog.from_dirs([tmp_path / "nope"])
+    (problem,) = refused.value.problems
+    assert (problem.path, problem.message) == (
+        str(tmp_path / "nope"), "CRD directory does not exist (or is not a directory)")
+
+
+def test_a_crd_that_names_no_scope_is_namespaced_as_the_apiserver_defaults_it(tmp_path: Path) -> None:
+    from tenantctl.validate import validate_objects
+
+    (tmp_path / "crd.yaml").write_text(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: xs.example.com}\n"
+        "spec: {group: example.com, names: {kind: X, plural: xs}, versions: [{name: v1, served: true, storage: true, "
+        "schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]}\n"
+    )
+    catalog = SchemaCatalog.from_dirs([tmp_path])
+    obj = {"apiVersion": "example.com/v1", "kind": "X", "metadata": {"name": "x", "namespace": "ns"}}
+    assert validate_objects([obj], catalog) == []
 
 
 def test_malformed_yaml_is_refused_with_the_file(tmp_path: Path) -> None:

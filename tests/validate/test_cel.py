@@ -158,6 +158,16 @@ def test_message_expression_is_evaluated(widget_catalog: SchemaCatalog, widget: 
     assert problem.message.startswith("Invalid value: mode Legacy needs legacyConfig (rule `")
 
 
+@pytest.mark.parametrize("expression", ["1", "'  '", "''", "null", "self.nope"])
+def test_a_message_expression_without_words_falls_back_to_the_message(expression: str) -> None:
+    """The apiserver shows `message` when messageExpression is not a non-blank string (or fails)."""
+    rule = compile_rule({"rule": "self > 0", "message": "must be positive", "messageExpression": expression})
+    failure = rule.check(0)
+    assert failure is not None and failure.message.startswith("Invalid value: must be positive (rule `self > 0`")
+    bare = compile_rule({"rule": "self > 0", "messageExpression": expression}).check(0)
+    assert bare is not None and bare.message.startswith("Invalid value: failed rule: self > 0 (rule `self > 0`")
+
+
 def test_transition_rules_are_counted_but_not_evaluated(widget_catalog: SchemaCatalog, widget: Widget) -> None:
     version = widget_catalog.lookup("example.com/v1", "Widget")
     assert version is not None
