@@ -164,3 +164,14 @@ def test_every_storage_class_gets_its_row_whatever_the_one_before_it_found(
         ("StorageClass half: tenant-zfs", Status.FAIL), ("StorageClass rbd: ceph-vm", Status.PASS)]
     assert rows[1].seen == "storage 'local' holds 'iso,vztmpl,backup'"
     assert rows[2].seen == "storage 'tenant-zfs' is not enabled on pve2"
+
+
+def test_what_the_pool_leaves_out_is_sized_from_its_template(
+    stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any
+) -> None:
+    """capmox clones the template's cores × sockets, or its memory, where the pool names none."""
+    stand.vm(TEMPLATE).config.update(cores="4", sockets="2", memory="3072")
+    cores = only(run_doctor(tenant_spec(lambda c, p: p["spec"]["resources"].pop("cpu"))).of("cores"))
+    assert (cores.status, cores.seen) == (Status.FAIL, "a VM gets 8 vCPUs; pve1 has 4, pve2 has 4")
+    memory = only(run_doctor(tenant_spec(lambda c, p: p["spec"]["resources"].pop("memory"))).of("memory"))
+    assert memory.seen.startswith("3 VMs × 3.0 GiB (replicas + surge)"), memory.seen
