@@ -263,3 +263,26 @@ def test_a_drop_in_a_namespace_never_seen_is_nothing() -> None:
     store = _store()
     store.drop({"metadata": {"name": "x", "namespace": "elsewhere", "resourceVersion": "1"}})
     assert store.objects == {}
+
+
+async def test_a_deleted_object_that_was_asked_for_is_known_absent_without_a_read(mgmt: KubeEmulator) -> None:
+    ours = {"managed-by": "us"}
+    mgmt.put("v1/secrets", secret("asked", "MQ=="))
+    cache = WatchCache(owned=ours)
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api, \
+            KubeClient(Connection.from_server(url(mgmt))) as other:
+        assert await api.get(SECRETS, "asked", "ns") is not None
+        await other.delete(SECRETS, "asked", "ns")
+        await eventually(lambda: cache.holds("v1", "secrets", "ns", "asked") is None)
+        reads = mgmt.reads
+        assert await api.get(SECRETS, "asked", "ns") is None
+        assert mgmt.reads == reads, "the watch said it went: no read"
+
+
+async def test_a_write_to_a_resource_never_read_leaves_the_cache_alone(mgmt: KubeEmulator) -> None:
+    cache = WatchCache()
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        created = await api.apply(SECRETS, secret("w", "MQ=="))
+        assert created["metadata"]["name"] == "w"
+        assert cache.holds("v1", "secrets", "ns", "w") is None, "no store was started by a write"
+        assert (await api.get(SECRETS, "w", "ns") or {})["data"] == {"v": "MQ=="}
