@@ -315,6 +315,22 @@ async def test_an_inventory_listing_secrets_never_prunes_the_talos_identity(
     assert not [e for e in mgmt.writes() if e.plural == "secrets" and e.verb == "delete"]
 
 
+async def test_kinds_the_cluster_does_not_serve_are_named_together_and_nothing_is_applied(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """Without capmox installed, the pass names every kind it lacks (sorted), applies nothing, and retries."""
+    seeded(mgmt, tenant)
+    for res in [r for r, info in mgmt.resources.items() if info.kind in ("ProxmoxCluster", "ProxmoxMachineTemplate")]:
+        del mgmt.resources[res]
+    async with running_operator(mgmt):
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Applied").get("reason") == "MissingAPI")
+        applied_cond = condition(mgmt.get(TC, *PROXMOX), "Applied")
+    assert applied_cond["message"] == (
+        "the management cluster does not serve infrastructure.cluster.x-k8s.io/v1alpha1/ProxmoxCluster, "
+        "infrastructure.cluster.x-k8s.io/v1alpha1/ProxmoxMachineTemplate; install their providers")
+    assert [e for e in mgmt.writes() if e.plural in ("clusters", "machinedeployments")] == []
+
+
 async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, tenant, "kubevirt.yaml")
     async with running_operator(mgmt):
