@@ -175,3 +175,26 @@ def test_what_the_pool_leaves_out_is_sized_from_its_template(
     assert (cores.status, cores.seen) == (Status.FAIL, "a VM gets 8 vCPUs; pve1 has 4, pve2 has 4")
     memory = only(run_doctor(tenant_spec(lambda c, p: p["spec"]["resources"].pop("memory"))).of("memory"))
     assert memory.seen.startswith("3 VMs × 3.0 GiB (replicas + surge)"), memory.seen
+
+
+def test_an_untagged_template_is_listed_with_empty_tags(stand: FakePve, run_doctor: RunDoctor) -> None:
+    del stand.vm(TEMPLATE).config["tags"]
+    row = only(run_doctor().of("template"))
+    assert row.status is Status.FAIL and "9000 'talos-v1.13.6' on pve1 (tags '')" in row.seen, row.seen
+
+
+def test_an_unreadable_resource_list_is_named_by_the_template_and_ipam_rows(
+    stand: FakePve, run_doctor: RunDoctor
+) -> None:
+    stand.fail("GET", "/cluster/resources", 500, "cluster resources broken")
+    report = run_doctor()
+    for check in ("template", "ipam"):
+        assert any(r.status is Status.WARN and r.seen.startswith("could not read resources: ")
+                   for r in report.of(check)), (check, report.of(check))
+
+
+def test_a_pve_older_than_8_warns_that_the_tables_assume_8(stand: FakePve, run_doctor: RunDoctor) -> None:
+    stand.version = "7.4.17"
+    row = only(run_doctor().of("version"))
+    assert (row.status, row.subject, row.seen) == (Status.WARN, "PVE 7.4.17", "older than PVE 8")
+    assert row.advice == "untested: SDN.Use and the privilege names in the tables assume PVE 8 or later"
