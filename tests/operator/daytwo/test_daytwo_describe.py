@@ -208,3 +208,26 @@ async def test_a_control_plane_without_any_version_shows_a_dash(mgmt: KubeEmulat
     mgmt.put(PLURALS["KamajiControlPlane"], kcp)
     node = find(await tree_of(mgmt), f"KamajiControlPlane {NAME}")
     assert node.detail.endswith(", version -"), node.detail
+
+
+async def test_an_upgrade_at_a_pool_names_the_pool_in_its_stage(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    upgrade = {**UPGRADING["upgrade"], "stage": "Pool", "pool": "md0", "remaining": [],
+               "waiting": "pool md0 to finish its rollout"}
+    set_status(mgmt, "TenantCluster", NAME, {**UPGRADING, "upgrade": upgrade})
+    node = find(await tree_of(mgmt), "upgrade")
+    assert node.detail == "to v1.34.9 / Talos v1.13.6: stage Pool md0, waiting for pool md0 to finish its rollout"
+
+
+async def test_machine_deployments_are_shown_in_name_order(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    plural = PLURALS["MachineDeployment"]
+    (live,) = [md for md in mgmt.live(plural.rsplit("/", 1)[-1]) if md["metadata"]["namespace"] == NS]
+    for pool in ("zz", "aa"):
+        meta = {**live["metadata"], "name": f"{NAME}-{pool}", "uid": pool,
+                "labels": {**live["metadata"]["labels"], "tenantctl.io/nodepool": pool}}
+        mgmt.put(plural, {**live, "metadata": meta})
+    root = await tree_of(mgmt)
+    shown = [c.label for c in root.children if c.label.startswith("NodePool ")]
+    assert shown == [f"NodePool aa → MachineDeployment {NAME}-aa", f"NodePool md0 → MachineDeployment {NAME}-md0",
+                     f"NodePool zz → MachineDeployment {NAME}-zz"], shown

@@ -331,6 +331,19 @@ async def test_kinds_the_cluster_does_not_serve_are_named_together_and_nothing_i
     assert [e for e in mgmt.writes() if e.plural in ("clusters", "machinedeployments")] == []
 
 
+async def test_each_pool_reports_its_clusters_ready_condition_word_for_word(mgmt: KubeEmulator) -> None:
+    """A pool is as ready as the tenant it belongs to: a NodePool's Ready copies the cluster's reason and
+    message, also while the cluster waits (here for a tenant apiserver that never answers)."""
+    seeded(mgmt, None)
+    async with running_operator(mgmt):
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Ready").get("status") == "False"
+                         and condition(mgmt.get(NP, "tenant-acme", "md0"), "Ready").get("status") == "False")
+        cluster_ready = condition(mgmt.get(TC, *PROXMOX), "Ready")
+        pool_ready = condition(mgmt.get(NP, "tenant-acme", "md0"), "Ready")
+    assert cluster_ready["reason"] != "Reconciled"
+    assert (pool_ready["reason"], pool_ready["message"]) == (cluster_ready["reason"], cluster_ready["message"])
+
+
 async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, tenant, "kubevirt.yaml")
     async with running_operator(mgmt):
