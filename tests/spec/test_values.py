@@ -75,3 +75,16 @@ def test_a_value_is_shown_whole_up_to_80_characters_and_cut_after() -> None:
     assert shown(exact) == repr(exact)
     longer = "x" * 79
     assert shown(longer) == f"{repr(longer)[:80]}… (81 characters)"
+
+
+def test_pool_usable_counts_what_caip_hands_out_in_either_family() -> None:
+    from tenantctl.spec.address_pools import pool_usable
+
+    assert pool_usable(["192.0.2.0/28"], 28, "192.0.2.1", 4) == 13  # less network, broadcast, gateway
+    assert pool_usable(["192.0.2.0/28"], 28, None, 4) == 14
+    assert pool_usable(["2001:db8::/124"], 124, "2001:db8::1", 6) == 14  # less the anycast and the gateway
+    assert pool_usable(["2001:db8::/124"], 124, None, 6) == 15
+    assert pool_usable(["192.0.2.0/28"], 28, "2001:db8::1", 4) is None, "a gateway of the other family"
+    assert pool_usable(["192.0.2.0/28"], 33, None, 4) is None
+    assert pool_usable(["192.0.2.0/28"], -1, None, 4) is None
+    assert pool_usable(["not an address"], 24, None, 4) is None

@@ -286,3 +286,18 @@ async def test_a_write_to_a_resource_never_read_leaves_the_cache_alone(mgmt: Kub
         assert created["metadata"]["name"] == "w"
         assert cache.holds("v1", "secrets", "ns", "w") is None, "no store was started by a write"
         assert (await api.get(SECRETS, "w", "ns") or {})["data"] == {"v": "MQ=="}
+
+
+async def test_a_namespace_given_for_a_cluster_scoped_object_does_not_split_what_the_cache_knows(
+    mgmt: KubeEmulator,
+) -> None:
+    """Cluster-scoped objects are keyed without a namespace, whatever the caller passed: an absent name
+    asked for once is known absent afterwards."""
+    roles = Resource("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", False)
+    cache = WatchCache(owned={"managed-by": "us"})
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        assert await api.get(roles, "absent", "ns") is None
+        reads = mgmt.reads
+        assert await api.get(roles, "absent", "ns") is None
+        assert await api.get(roles, "absent") is None
+        assert mgmt.reads == reads

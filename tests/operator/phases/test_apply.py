@@ -95,6 +95,7 @@ async def test_create_applies_every_rendered_object_and_reports_ready(mgmt: Kube
     assert len(kinds - shared) == len(status["inventory"]), "shared chart sources are in no tenant's inventory"
     assert status["phase"] == "Ready"
     assert status["observedGeneration"] == 1
+    assert condition(tc, "Ready")["message"] == "all objects applied, tenant bootstrapped"
     pool = mgmt.get(NP, "tenant-acme", "md0")
     assert pool is not None
     (pool_ready,) = [c for c in pool["status"]["conditions"] if c["type"] == "Ready"]

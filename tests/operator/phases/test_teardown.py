@@ -134,6 +134,22 @@ async def test_proxmox_teardown_frees_the_disks_before_anything_else_goes(
     assert "deleted 3 claims and 2 pods; 3 volumes released" in step(mgmt, PROXMOX, "TenantVolumes")["message"]
 
 
+async def test_a_volume_without_a_csi_handle_is_recorded_by_its_name(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    """A PersistentVolume no CSI driver made (hostPath, a static NFS export) has no volumeHandle: its name
+    is what the record can name."""
+    seeded(mgmt, url(tenant))
+    tenant.put("v1/persistentvolumes", {"metadata": {"name": "pv-static"}, "spec": {"hostPath": {"path": "/srv"}}})
+    tenant.put("v1/persistentvolumeclaims", {"metadata": {"name": "static", "namespace": "app",
+                                                          "finalizers": [PVC_PROTECTION]},
+                                             "spec": {"volumeName": "pv-static"}})
+    tenant.pv_release_delay = 0.5
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+    assert teardown_status(mgmt, PROXMOX)["freed"]["volumes"] == ["pv-static"]
+
+
 async def test_a_resumed_teardown_records_what_the_whole_teardown_freed(
     mgmt: KubeEmulator, tenant: KubeEmulator
 ) -> None:
