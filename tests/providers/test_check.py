@@ -233,6 +233,17 @@ def test_a_patch_changed_since_the_lock_is_red(cli: Cli, vendored_platform: Path
     assert f"patch capi-controller-manager-startup-probe: declared sha256 {digest}, pinned {'f' * 64}" in err
 
 
+def test_a_patch_declared_but_not_pinned_and_one_pinned_but_gone_are_both_named(
+    cli: Cli, vendored_platform: Path
+) -> None:
+    lock = vendored_platform.parent / "providers.lock"
+    patch = CATALOGUE.core.patches[0]
+    lock.write_text(lock.read_text().replace(f'id = "{patch.id}"', 'id = "retired-patch"'))
+    err = errors(check(cli, vendored_platform))
+    assert f"patch {patch.id}: declared sha256 {patch.digest()}, pinned (none)" in err, err
+    assert f"patch retired-patch: declared sha256 (none), pinned {patch.digest()}" in err, err
+
+
 def test_a_pinned_package_that_is_not_enabled_is_a_warning(cli: Cli, vendored_platform: Path) -> None:
     doc = yaml.safe_load(vendored_platform.read_text())
     doc["spec"] = {}
