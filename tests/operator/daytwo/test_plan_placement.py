@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from daytwo_support import NS, applied, documents, seed_management, set_status, url
+from daytwo_support import NS, PLURALS, applied, documents, seed_management, set_status, url
 from kube_emulator import KubeEmulator, declare
 from pinning import pin
 
@@ -111,3 +111,25 @@ async def test_a_live_address_pool_too_short_for_the_input_is_named(mgmt: KubeEm
     assert "  !! address pool acme-v4-icip: 1 free of 51" in render_text([plan])
     # As it is, the input claims 3 (2 + surge), 2 held: 1 more fits the 1 free.
     assert (await plan_of(mgmt, documents())).capacity == []
+
+
+async def test_each_family_of_a_further_nic_is_checked_against_its_own_live_pool(
+    mgmt: KubeEmulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(PLURALS, "InClusterIPPool", POOLS[0])  # the render holds the NIC's pools
+    docs = documents()
+    doc(docs, "NodePool")["spec"]["proxmox"]["network"]["additionalDevices"] = [{
+        "name": "net1", "bridge": "vmbr1", "vlan": 30,
+        "ipv4": {"addresses": ["10.30.0.10-10.30.0.12"], "prefix": 24},
+        "ipv6": {"addresses": ["fd30::10-fd30::12"], "prefix": 64}}]
+    seed_management(mgmt, docs, None)
+    declare(mgmt, [POOLS])
+    await applied(mgmt, docs)
+    set_status(mgmt, "MachineDeployment", "acme-md0", {})
+    for name, free in (("acme-md0-net1-v4", 1), ("acme-md0-net1-v6", 0)):
+        mgmt.put(POOLS[0], {"apiVersion": "ipam.cluster.x-k8s.io/v1alpha2", "kind": "InClusterIPPool",
+                            "metadata": {"name": name, "namespace": NS},
+                            "status": {"ipAddresses": {"total": 3, "used": 3 - free, "free": free}}})
+    plan = await plan_of(mgmt, docs)
+    assert [line.split(":")[0] for line in plan.capacity] == ["address pool acme-md0-net1-v6"], plan.capacity
+    assert plan.capacity[0].startswith("address pool acme-md0-net1-v6: 0 free of 3, but this input can claim 1 more")
