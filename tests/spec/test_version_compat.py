@@ -156,3 +156,26 @@ def test_a_template_id_pool_is_warned_that_talos_upgrades_never_reach_it() -> No
     warnings = parse_tenant_documents(docs).warnings
     assert [w for w in warnings if w.path == "NodePool/md0.spec.proxmox.templateID"
             and w.message.startswith("template 9000 holds one Talos version on its disk")]
+
+
+def _against_live(live: list[Any], version: str = "v1.35") -> list[str]:
+    from tenantctl.spec.compat import check_input_against_live
+
+    docs = load_example("kubevirt.yaml")
+    docs[0]["spec"]["version"] = version
+    problems = Problems()
+    check_input_against_live(parse_tenant_documents(docs).clusters, live, problems)
+    return [f"{p.path}: {p.message}" for p in problems.errors]
+
+
+def test_the_live_cluster_is_found_in_a_list_in_single_documents_and_beside_other_kinds() -> None:
+    held = load_example("kubevirt.yaml")[0]  # demo at v1.33
+    namesake = {"apiVersion": "tenantctl.io/v1alpha1", "kind": "NodePool",
+                "metadata": dict(held["metadata"]), "spec": {"cluster": "demo", "version": "v1.34"}}
+    skipped = "TenantCluster/demo.spec.version: v1.33 → v1.35 skips a minor"
+    for live in ([{"apiVersion": "v1", "kind": "List", "items": [held, namesake, "junk", {"kind": "TenantCluster"}]}],
+                 [held, namesake], ["junk", None, held]):
+        refused = _against_live(live)
+        assert len(refused) == 1 and refused[0].startswith(skipped), (live, refused)
+    assert _against_live([namesake]) == [], "a NodePool of that name is not the cluster"
+    assert _against_live([held], "v1.34") == []
