@@ -198,3 +198,13 @@ def test_a_pve_older_than_8_warns_that_the_tables_assume_8(stand: FakePve, run_d
     row = only(run_doctor().of("version"))
     assert (row.status, row.subject, row.seen) == (Status.WARN, "PVE 7.4.17", "older than PVE 8")
     assert row.advice == "untested: SDN.Use and the privilege names in the tables assume PVE 8 or later"
+
+
+def test_a_template_id_no_vm_has_is_named(run_doctor: RunDoctor, tenant_spec: Any) -> None:
+    def by_id(c: dict[str, Any], p: dict[str, Any]) -> None:
+        p["spec"]["proxmox"].pop("templateTags")
+        p["spec"]["proxmox"]["templateID"] = 9999
+
+    row = only(run_doctor(tenant_spec(by_id)).of("template"))
+    assert (row.status, row.seen) == (Status.FAIL, "templateID 9999 does not exist (or the token cannot see it)")
+    assert row.advice == "create the Talos template with that VMID, or grant VM.Audit on it"
