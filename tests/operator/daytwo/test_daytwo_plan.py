@@ -145,6 +145,17 @@ async def test_a_kind_only_the_inventory_names_is_still_planned_for_pruning(mgmt
     assert actions(await plan_of(mgmt, docs))[f"ConfigMap/{NAME}-retired"] == "prune"
 
 
+async def test_a_kind_the_cluster_does_not_serve_is_planned_as_a_create_saying_so(mgmt: KubeEmulator) -> None:
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    for res in [r for r, info in mgmt.resources.items() if info.kind == "MachineHealthCheck"]:
+        del mgmt.resources[res]
+    change = next(c for c in (await plan_of(mgmt, docs)).changes if c.kind == "MachineHealthCheck")
+    assert change.action is Action.CREATE
+    assert change.note == "cluster.x-k8s.io/v1beta1/MachineHealthCheck is not served yet"
+
+
 def test_a_secret_change_is_told_without_its_value() -> None:
     live = {"kind": "Secret", "data": {"token": "c3RhbGU="}}
     desired = {"kind": "Secret", "stringData": {"token": "fresh", "url": "https://pve"}}

@@ -170,3 +170,10 @@ async def test_a_kamaji_image_that_names_no_release_warns_and_assumes_the_defaul
     assert (release.status, release.seen) == (
         Status.WARN, f"the Kamaji controller's image names no release; tenantctl assumes {DEFAULT_KAMAJI.release}")
     assert release.advice == "declare it in Platform spec.kamaji.version (or the operator's --kamaji-version)"
+
+
+async def test_kamaji_without_a_datastore_fails_naming_the_datastores(mgmt: KubeEmulator, shared: Path) -> None:
+    complete(mgmt, shared)
+    mgmt.objects["kamaji.clastix.io/v1alpha1/datastores", None, "default"].delete()
+    fails = failing(await report_of(mgmt))
+    assert list(fails) == ["DataStores"] and fails["DataStores"][0] == "no DataStore"

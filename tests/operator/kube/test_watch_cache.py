@@ -301,3 +301,16 @@ async def test_a_namespace_given_for_a_cluster_scoped_object_does_not_split_what
         assert await api.get(roles, "absent", "ns") is None
         assert await api.get(roles, "absent") is None
         assert mgmt.reads == reads
+
+
+async def test_a_list_that_does_not_sync_in_time_leaves_the_read_to_the_server(mgmt: KubeEmulator) -> None:
+    """The first read waits at most `sync_timeout` for the watch's list, then asks the server itself."""
+    import time
+
+    mgmt.put("v1/secrets", secret("a", "MQ=="))
+    mgmt.fail(Fault("GET", "secrets", hang=8.0, times=1))  # the cache's list hangs
+    cache = WatchCache(sync_timeout=0.2)
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        started = time.monotonic()
+        assert (await api.get(SECRETS, "a", "ns") or {})["data"] == {"v": "MQ=="}
+        assert time.monotonic() - started < 4.0, "the read waited for the hanging list"
