@@ -73,6 +73,8 @@ async def test_a_silent_tenant_api_is_shown_as_such(mgmt: KubeEmulator, tenant: 
     node = find(root, "tenant API")
     assert node.mark is Mark.WRONG and "did not answer within 0.5s" in node.detail
     assert find(root, f"{NAME}-csi").mark is Mark.WRONG, "the management side is still described"
+    storage = find(root, "CSI node pods, StorageClasses")
+    assert (storage.mark, storage.detail) == (Mark.INFO, "not read: the tenant API did not answer")
 
 
 async def test_capi_objects_not_created_yet_point_at_the_applied_condition(
