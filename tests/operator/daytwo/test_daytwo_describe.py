@@ -233,3 +233,44 @@ async def test_machine_deployments_are_shown_in_name_order(mgmt: KubeEmulator, t
     shown = [c.label for c in root.children if c.label.startswith("NodePool ")]
     assert shown == [f"NodePool aa → MachineDeployment {NAME}-aa", f"NodePool md0 → MachineDeployment {NAME}-md0",
                      f"NodePool zz → MachineDeployment {NAME}-zz"], shown
+
+
+@pytest.mark.parametrize(("phase", "mark"), [
+    ("Running", Mark.OK), ("Provisioned", Mark.OK), ("Provisioning", Mark.PROGRESS), ("Pending", Mark.PROGRESS),
+    ("Deleting", Mark.PROGRESS), ("Failed", Mark.WRONG), ("Unknown", Mark.WRONG),
+])
+async def test_a_machine_is_marked_by_its_phase(
+    mgmt: KubeEmulator, tenant: KubeEmulator, phase: str, mark: Mark
+) -> None:
+    from daytwo_support import MACHINES, machine
+
+    await seed_day_two(mgmt, tenant)
+    mgmt.put(MACHINES[0], machine(f"{NAME}-md0-d", phase, None, None))
+    node = find(await tree_of(mgmt, pinned=False), f"Machine {NAME}-md0-d")
+    assert node.mark is mark and node.detail.startswith(f"phase {phase}, node -, providerID -"), node
+
+
+async def test_machines_are_listed_in_name_order(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    from daytwo_support import MACHINES, machine
+
+    await seed_day_two(mgmt, tenant)
+    mgmt.put(MACHINES[0], machine(f"{NAME}-md0-0", "Running", None, None))
+    md = find(await tree_of(mgmt, pinned=False), f"NodePool md0 → MachineDeployment {NAME}-md0")
+    assert [c.label for c in md.children] == [f"Machine {NAME}-md0-{x}" for x in "0abc"]
+
+
+async def test_a_csi_node_pod_is_known_by_its_name_or_its_component_label(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    await seed_day_two(mgmt, tenant)
+    tenant.put("v1/pods", {"metadata": {"name": "kubevirt-csi-driver-q2w4e", "namespace": "csi",
+                                        "labels": {"app.kubernetes.io/component": "node"}},
+                           "spec": {"nodeName": f"{NAME}-md0-b"}, "status": {"phase": "Pending"}})
+    tenant.put("v1/pods", {"metadata": {"name": "csi-controller-0", "namespace": "csi",
+                                        "labels": {"app.kubernetes.io/component": "controller"}},
+                           "spec": {"nodeName": f"{NAME}-md0-b"}, "status": {"phase": "Running"}})
+    csi = find(await tree_of(mgmt, pinned=False), "CSI node pods")
+    assert [(c.label, c.mark, c.detail) for c in csi.children] == [
+        (f"on {NAME}-md0-a", Mark.OK, "proxmox-csi-plugin-node-x7k2p Running"),
+        (f"on {NAME}-md0-b", Mark.WRONG, "kubevirt-csi-driver-q2w4e Pending"),
+    ]

@@ -123,3 +123,17 @@ async def test_a_spread_pools_machine_deployments_are_listed_in_name_order(mgmt:
     async with KubeClient(Connection.from_server(url(mgmt))) as api:
         (row,) = await list_pools(api, NS, FIXED_NOW)
     assert row.machine_deployment == f"{NAME}-md0-pve1,{NAME}-md0-pve2"
+
+
+async def test_a_machine_deployment_without_replicas_counts_none_wanted(mgmt: KubeEmulator) -> None:
+    """An autoscaled MachineDeployment may leave spec.replicas to the autoscaler: nothing is counted for it."""
+    await seeded(mgmt)
+    md = mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", NS, f"{NAME}-md0")
+    assert md is not None
+    md["spec"].pop("replicas")
+    md["status"] = {}
+    mgmt.put("cluster.x-k8s.io/v1beta1/machinedeployments", md)
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        (tenant,) = await list_tenants(api, NS, FIXED_NOW)
+        (pool,) = await list_pools(api, None, FIXED_NOW)
+    assert (tenant.pools_ready, tenant.pools_desired) == (0, 0) and (pool.ready, pool.desired) == (0, 0)

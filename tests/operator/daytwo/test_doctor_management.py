@@ -177,3 +177,18 @@ async def test_kamaji_without_a_datastore_fails_naming_the_datastores(mgmt: Kube
     mgmt.objects["kamaji.clastix.io/v1alpha1/datastores", None, "default"].delete()
     fails = failing(await report_of(mgmt))
     assert list(fails) == ["DataStores"] and fails["DataStores"][0] == "no DataStore"
+
+
+async def test_deployments_that_cannot_be_listed_are_a_warning_and_the_rest_still_runs(
+    mgmt: KubeEmulator, shared: Path
+) -> None:
+    from kube_emulator import Fault
+
+    complete(mgmt, shared)
+    mgmt.fail(Fault("GET", "deployments", status=403, times=1, message="forbidden"))
+    report = await report_of(mgmt)
+    [row] = [r for r in report.rows if r.subject == "apps/v1 Deployments"]
+    assert (row.check, row.status) == ("controllers", Status.WARN) and row.seen.startswith("cannot list: ")
+    assert "403" in row.seen or "forbidden" in row.seen, row.seen
+    assert row.advice == "grant list on deployments cluster-wide, or check the controllers by hand"
+    assert any(r.check == "kamaji" for r in report.rows), "the checks after it still run"

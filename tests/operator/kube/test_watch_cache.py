@@ -314,3 +314,29 @@ async def test_a_list_that_does_not_sync_in_time_leaves_the_read_to_the_server(m
         started = time.monotonic()
         assert (await api.get(SECRETS, "a", "ns") or {})["data"] == {"v": "MQ=="}
         assert time.monotonic() - started < 4.0, "the read waited for the hanging list"
+
+
+async def test_a_list_that_fails_once_is_retried_and_the_cache_then_answers(mgmt: KubeEmulator) -> None:
+    mgmt.put("v1/secrets", secret("a", "MQ=="))
+    from tenantctl.operator.config.settings import RetryPolicy
+
+    mgmt.fail(Fault("GET", "secrets", status=500, times=1, message="etcd leader changed"))
+    cache = WatchCache(retry_delay=0.05, sync_timeout=5.0)
+    once = RetryPolicy(backoffs=())  # the client gives up at once: the cache's own retry is what relists
+    async with KubeClient(Connection.from_server(url(mgmt)), retry=once, cache=cache) as api:
+        assert (await api.get(SECRETS, "a", "ns") or {})["data"] == {"v": "MQ=="}
+        await eventually(lambda: cache.holds("v1", "secrets", "ns", "a") is not None)
+        reads = mgmt.reads
+        assert await api.get(SECRETS, "a", "ns") is not None
+        assert mgmt.reads == reads, "answered by the relisted cache"
+
+
+def test_managed_fields_are_not_held() -> None:
+    """Server-side apply's managedFields are most of an object's bytes and nothing the operator reads."""
+    store = _store()
+    obj = _versioned("a", "1", "MQ==")
+    obj["metadata"]["managedFields"] = [{"manager": "tenantctl", "operation": "Apply"}]  # type: ignore[index]
+    store.put(obj)
+    held = _held(store, "a")
+    assert held is not None and "managedFields" not in held["metadata"]  # type: ignore[operator]
+    assert held == {**obj, "metadata": {k: v for k, v in obj["metadata"].items() if k != "managedFields"}}  # type: ignore[union-attr]
