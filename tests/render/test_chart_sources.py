@@ -306,3 +306,12 @@ def test_images_lists_the_charts_a_site_mirrors_beside_the_images(tmp_path: Any)
     assert "oci://mirror.example.org/charts/cilium:1.17.6" in charts
     assert all(c.startswith("oci://mirror.example.org/charts/") for c in charts)
     assert all(item["image"].startswith("mirror.example.org/") for item in listed if item["kind"] == "image")
+
+
+@pytest.mark.parametrize("url", ["oci://ghcr.io/org/charts/cilium", "oci://ghcr.io/org/charts/cilium/"])
+def test_a_mirror_serves_an_oci_chart_under_its_last_path_segment(url: str) -> None:
+    upstream = ChartSource(kind="OCIRepository", url=url, version="1.2.3")
+    oci = ChartMirror(oci="oci://mirror.example/charts/").source(upstream)
+    assert (oci.kind, oci.url, oci.version) == ("OCIRepository", "oci://mirror.example/charts/cilium", "1.2.3")
+    helm = ChartMirror(helm="https://mirror.example/helm").source(upstream)
+    assert (helm.kind, helm.url, helm.chart) == ("HelmRepository", "https://mirror.example/helm", "cilium")

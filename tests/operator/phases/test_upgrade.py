@@ -164,6 +164,34 @@ async def test_a_remediating_pool_stops_the_sequence_with_the_reason(mgmt: KubeE
         assert md_version(mgmt, "demo-md0") == "v1.34.9", "never the next pool over an unhealthy one"
 
 
+async def test_another_namespaces_remediating_namesake_does_not_stall_the_upgrade(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """MachineHealthChecks are read in the tenant's namespace: a tenant elsewhere with the same cluster
+    and pool names, mid-remediation, is not this one."""
+    from daytwo_support import PLURALS
+
+    seeded_at_v134(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await converged_at_v134(mgmt, tenant, ctx)
+        ours = mgmt.get(PLURALS["MachineHealthCheck"], NS, "demo-big")
+        assert ours is not None
+        mgmt.put(PLURALS["MachineHealthCheck"], {
+            **ours, "metadata": {**ours["metadata"], "namespace": "tenant-elsewhere", "uid": "elsewhere"},
+            "status": {"expectedMachines": 2, "currentHealthy": 0}})
+        change_version(mgmt, "v1.35")
+        await eventually(lambda: kcp_version(mgmt) == "v1.35.6")
+        control_plane_reports(mgmt, "v1.35.6")
+        await eventually(lambda: md_version(mgmt, "demo-big") == "v1.35.6")
+        rolling(mgmt, "demo-big")
+        await one_more_pass(ctx, KUBEVIRT)
+        await one_more_pass(ctx, KUBEVIRT)
+        assert upgrading(mgmt)["reason"] == "UpgradingPool"
+        assert condition(mgmt.get(TC, NS, NAME), "Ready").get("reason") != "UpgradeStalled"
+        rolled_out(mgmt, "demo-big")
+        await eventually(lambda: md_version(mgmt, "demo-md0") == "v1.35.6")
+
+
 async def test_a_new_tenant_is_created_at_the_target_directly(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     docs = seeded(mgmt, tenant, "kubevirt.yaml")
     assert docs[0]["spec"]["version"] == "v1.33"
