@@ -168,6 +168,14 @@ def test_a_message_expression_without_words_falls_back_to_the_message(expression
     assert bare is not None and bare.message.startswith("Invalid value: failed rule: self > 0 (rule `self > 0`")
 
 
+def test_a_number_fields_transition_rule_sees_both_values_as_doubles() -> None:
+    """An integer in a `number` field is a double in CEL, in `oldSelf` as in `self`."""
+    rule = compile_rule({"rule": "self - oldSelf < 1.5"}, numeric_double=True)
+    assert rule.check(3, 2) is None
+    failure = rule.check(5, 2)
+    assert failure is not None and "could not be evaluated" not in failure.message, failure
+
+
 def test_transition_rules_are_counted_but_not_evaluated(widget_catalog: SchemaCatalog, widget: Widget) -> None:
     version = widget_catalog.lookup("example.com/v1", "Widget")
     assert version is not None

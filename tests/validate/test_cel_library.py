@@ -74,6 +74,7 @@ def test_string_format_refuses_what_cel_go_refuses(template: str, args: list[Any
 
 def test_index_of_works_on_strings_and_lists() -> None:
     assert F["indexOf"]("abcabc", "c") == 2 and F["indexOf"]("abcabc", "c", 3) == 5 and F["indexOf"]("ab", "z") == -1
+    assert F["indexOf"]("abc", "a") == 0, "the search starts at the first character"
     assert F["indexOf"]([1, 2, 1], 1) == 0 and F["indexOf"]([1, 2, 1], 2) == 1 and F["indexOf"]([1], 3) == -1
     assert F["lastIndexOf"]("abcabc", "a") == 3 and F["lastIndexOf"]("abc", "z") == -1
     assert F["lastIndexOf"]([1, 2, 1], 1) == 2 and F["lastIndexOf"]([2, 1], 2) == 0 and F["lastIndexOf"]([], 1) == -1

@@ -53,7 +53,10 @@ async def test_reads_come_from_the_watch_and_changes_arrive_by_it(mgmt: KubeEmul
         assert mgmt.reads == reads
 
 
-async def test_a_resource_we_may_not_list_is_read_directly_without_polling(mgmt: KubeEmulator) -> None:
+async def test_a_resource_we_may_not_list_is_read_directly_without_polling(
+    mgmt: KubeEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="tenantctl")
     mgmt.put("v1/secrets", secret("a", "MQ=="))
     mgmt.fail(Fault("GET", "secrets", status=403, times=1, message="forbidden"))
     async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache(retry_delay=0.01)) as api:
@@ -63,6 +66,8 @@ async def test_a_resource_we_may_not_list_is_read_directly_without_polling(mgmt:
         assert mgmt.reads == reads, "a forbidden list is not retried in the background"
         assert await api.get(SECRETS, "a", "ns") is not None
         assert mgmt.reads == reads + 1, "each read asks the server"
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("reading secrets directly: ")]
+    assert said and "403" in said[0], caplog.records
 
 
 async def test_with_owned_labels_only_ours_and_the_objects_asked_for_are_held(mgmt: KubeEmulator) -> None:
