@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import cel
 import pytest
 
+from crd_support import example_crd
 from tenantctl.problems import Problem, Severity
 from tenantctl.validate import SchemaCatalog, validate_objects
 from tenantctl.validate.cel_library import KUBERNETES_FUNCTIONS, NATIVE_FUNCTIONS
@@ -209,40 +209,19 @@ def test_kubernetes_library_functions_run_inside_rules(
     assert [r.getMessage() for r in caplog.records if r.name == "cel"] == []  # no stderr chatter from cel
 
 
-BROKEN_CRD = textwrap.dedent(
-    """\
-    apiVersion: apiextensions.k8s.io/v1
-    kind: CustomResourceDefinition
-    metadata: {name: brokens.example.com}
-    spec:
-      group: example.com
-      scope: Namespaced
-      names: {kind: Broken, plural: brokens}
-      versions:
-      - name: v1
-        served: true
-        storage: true
-        schema:
-          openAPIV3Schema:
-            type: object
-            properties:
-              apiVersion: {type: string}
-              kind: {type: string}
-              metadata: {type: object}
-              spec:
-                type: object
-                x-kubernetes-validations:
-                - {rule: "self.a ==", message: syntax error}
-                - {rule: "self.a.noSuchFunction()", message: unknown function}
-                - {rule: "has(self.a) || sefl.b", message: unknown variable}
-                properties:
-                  a: {type: string}
-    """
-)
+BROKEN_SPEC = """\
+type: object
+x-kubernetes-validations:
+- {rule: "self.a ==", message: syntax error}
+- {rule: "self.a.noSuchFunction()", message: unknown function}
+- {rule: "has(self.a) || sefl.b", message: unknown variable}
+properties:
+  a: {type: string}
+"""
 
 
 def test_a_rule_that_cannot_be_compiled_is_a_loud_error(tmp_path: Path) -> None:
-    (tmp_path / "broken.yaml").write_text(BROKEN_CRD)
+    (tmp_path / "broken.yaml").write_text(example_crd("Broken", BROKEN_SPEC))
     catalog = SchemaCatalog.from_dirs([tmp_path])
     obj = {"apiVersion": "example.com/v1", "kind": "Broken", "metadata": {"name": "b"}, "spec": {"a": "x"}}
     problems = validate_objects([obj], catalog)

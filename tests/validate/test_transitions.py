@@ -2,70 +2,49 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from crd_support import example_crd
 from tenantctl.validate import SchemaCatalog
 from tenantctl.validate.transitions import validate_transition
 
-SPRING_CRD = textwrap.dedent(
-    """\
-    apiVersion: apiextensions.k8s.io/v1
-    kind: CustomResourceDefinition
-    metadata: {name: springs.example.com}
-    spec:
-      group: example.com
-      scope: Namespaced
-      names: {kind: Spring, plural: springs}
-      versions:
-      - name: v1
-        served: true
-        storage: true
-        schema:
-          openAPIV3Schema:
-            type: object
-            properties:
-              apiVersion: {type: string}
-              kind: {type: string}
-              metadata: {type: object}
-              spec:
-                type: object
-                x-kubernetes-validations:
-                - {rule: self.size == oldSelf.size, message: size is immutable}
-                - {rule: self.mode == oldSelf.mode, fieldPath: .mode, message: mode is immutable}
-                - {rule: has(self.size), message: not a transition rule}
-                properties:
-                  size: {type: string}
-                  mode: {type: string, default: fast}
-                  inner:
-                    type: object
-                    properties:
-                      coil:
-                        type: string
-                        x-kubernetes-validations:
-                        - {rule: self == oldSelf, messageExpression: "'coil was ' + oldSelf"}
-                  broken:
-                    type: string
-                    x-kubernetes-validations:
-                    - {rule: self == oldSelf ===}
-                  items:
-                    type: array
-                    items:
-                      type: string
-                      x-kubernetes-validations:
-                      - {rule: self == oldSelf, message: list items are not correlated}
-    """
-)
+SPRING_SPEC = """\
+type: object
+x-kubernetes-validations:
+- {rule: self.size == oldSelf.size, message: size is immutable}
+- {rule: self.mode == oldSelf.mode, fieldPath: .mode, message: mode is immutable}
+- {rule: has(self.size), message: not a transition rule}
+properties:
+  size: {type: string}
+  mode: {type: string, default: fast}
+  inner:
+    type: object
+    properties:
+      coil:
+        type: string
+        x-kubernetes-validations:
+        - {rule: self == oldSelf, messageExpression: "'coil was ' + oldSelf"}
+  broken:
+    type: string
+    x-kubernetes-validations:
+    - {rule: self == oldSelf ===}
+  items:
+    type: array
+    items:
+      type: string
+      x-kubernetes-validations:
+      - {rule: self == oldSelf, message: list items are not correlated}
+"""
 
 
 @pytest.fixture
 def catalog(tmp_path: Path) -> SchemaCatalog:
     directory = tmp_path / "example-v1.0.0"
     directory.mkdir()
-    (directory / "springs.yaml").write_text(SPRING_CRD)
+    (directory / "springs.yaml").write_text(example_crd("Spring", SPRING_SPEC))
     return SchemaCatalog.from_dirs([directory])
 
 

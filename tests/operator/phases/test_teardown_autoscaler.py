@@ -10,6 +10,14 @@ from test_teardown import KUBEVIRT, TC, delete_cluster, gone, last_seen, ready, 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
 
 AUTOSCALER = "demo-cluster-autoscaler"
+DEPLOYMENTS = "apps/v1/deployments"
+
+
+def autoscaler_reports(mgmt: KubeEmulator, status: dict[str, int]) -> None:
+    """Set the status the Deployment controller would write for the tenant's autoscaler."""
+    live = mgmt.get(DEPLOYMENTS, "tenant-demo", AUTOSCALER)
+    assert live is not None
+    mgmt.put(DEPLOYMENTS, {**live, "status": status})
 
 
 async def test_the_autoscaler_is_scaled_to_zero_and_deleted_before_any_machine_deployment(
@@ -49,20 +57,17 @@ async def test_the_autoscaler_is_deleted_only_once_its_pods_are_gone(mgmt: KubeE
     import asyncio
 
     seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
-    plural = "apps/v1/deployments"
+    plural = DEPLOYMENTS
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt, KUBEVIRT))
-        running = mgmt.get(plural, "tenant-demo", AUTOSCALER)
-        assert running is not None
-        mgmt.put(plural, {**running, "status": {"replicas": 1, "readyReplicas": 1}})
+        autoscaler_reports(mgmt, {"replicas": 1, "readyReplicas": 1})
         await delete_cluster(mgmt, KUBEVIRT)
         await eventually(lambda: (mgmt.get(plural, "tenant-demo", AUTOSCALER) or {}).get("spec", {}).get("replicas")
                          == 0)
         await asyncio.sleep(1.0)  # virtual time, within the 2 s the test operator waits: the pod still stops
-        stopping = mgmt.get(plural, "tenant-demo", AUTOSCALER)
-        assert stopping is not None, "deleted while its pod still ran"
+        assert mgmt.get(plural, "tenant-demo", AUTOSCALER) is not None, "deleted while its pod still ran"
         assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-demo", "demo-md0") is not None
-        mgmt.put(plural, {**stopping, "status": {"replicas": 0}})
+        autoscaler_reports(mgmt, {"replicas": 0})
         await eventually(lambda: gone(mgmt, TC, *KUBEVIRT))
     assert gone(mgmt, plural, "tenant-demo", AUTOSCALER)
     assert f"Deployment/{AUTOSCALER}, MachineDeployment/" in step(mgmt, KUBEVIRT, "ClusterAPI")["message"]
@@ -72,13 +77,10 @@ async def test_an_autoscaler_that_does_not_stop_in_time_is_deleted_and_said_so(
     mgmt: KubeEmulator, tenant: KubeEmulator
 ) -> None:
     seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
-    plural = "apps/v1/deployments"
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt, KUBEVIRT))
-        running = mgmt.get(plural, "tenant-demo", AUTOSCALER)
-        assert running is not None
-        mgmt.put(plural, {**running, "status": {"replicas": 1}})
+        autoscaler_reports(mgmt, {"replicas": 1})
         await delete_cluster(mgmt, KUBEVIRT)
         await eventually(lambda: gone(mgmt, TC, *KUBEVIRT))
-    assert gone(mgmt, plural, "tenant-demo", AUTOSCALER)
+    assert gone(mgmt, DEPLOYMENTS, "tenant-demo", AUTOSCALER)
     assert f"Deployment/{AUTOSCALER} (its pods still ran after 2s)" in step(mgmt, KUBEVIRT, "ClusterAPI")["message"]

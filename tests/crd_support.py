@@ -1,0 +1,26 @@
+"""Small CRDs for the judge's own tests, built around the one schema a test is about."""
+
+from __future__ import annotations
+
+import yaml
+
+
+def example_crd(kind: str, spec_schema: str) -> str:
+    """A one-version, namespaced example.com CRD whose objects' `spec` has the schema `spec_schema` (YAML)."""
+    plural = f"{kind.lower()}s"
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural},
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "properties": {"apiVersion": {"type": "string"}, "kind": {"type": "string"},
+                               "metadata": {"type": "object"}, "spec": yaml.safe_load(spec_schema)},
+            }}}],
+        },
+    }
+    return yaml.safe_dump(crd, sort_keys=False)
