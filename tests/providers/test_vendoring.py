@@ -113,8 +113,8 @@ def test_fetch_of_a_changed_upstream_file_names_file_and_both_digests(
     upstream.set(url, b"# re-tagged upstream\n")
     result = fetch(cli, platform, upstream)
     assert result.exit_code == 2
-    assert f"{url}: SHA-256 {sha256(b'# re-tagged upstream' + bytes([10]))} does not match the pinned {pinned}" in (
-        result.stderr.replace("\n", ""))
+    assert (f"{url}: SHA-256 {sha256(b'# re-tagged upstream' + bytes([10]))} does not match the pinned {pinned}; "
+            "the file changed since it was locked. Nothing was written") in " ".join(result.stderr.split())
     assert not (platform.parent / "vendor").exists()
 
 
@@ -170,6 +170,21 @@ def test_fetch_refuses_a_patch_that_changed_since_the_lock(cli: Cli, platform: P
     assert result.exit_code == 2
     assert f"patch capi-controller-manager-startup-probe: declared sha256 {digest}, pinned {'0' * 64}" in (
         result.stderr.replace("\n", ""))
+
+
+def test_fetch_names_a_patch_the_lock_lacks_and_one_it_pins_that_is_gone(
+    cli: Cli, platform: Path, upstream: Upstream
+) -> None:
+    lock(cli, platform, upstream)
+    lock_path = platform.parent / "providers.lock"
+    patch = CATALOGUE.core.patches[0]
+    lock_path.write_text(lock_path.read_text().replace(f'id = "{patch.id}"', 'id = "retired-patch"'))
+    result = fetch(cli, platform, upstream)
+    assert result.exit_code == 2
+    said = " ".join(result.stderr.split())
+    assert f"patch {patch.id}: declared sha256 {patch.digest()}, pinned (none); run `tenantctl vendor lock core`" \
+        in said
+    assert f"patch retired-patch: declared sha256 (none), pinned {patch.digest()}" in said
 
 
 def test_fetch_refuses_output_that_differs_from_the_pinned_vendored_digest(
@@ -299,3 +314,13 @@ def test_warnings_go_to_stderr_and_the_report_to_stdout(
         assert "disabledPackages wins" in result.stderr
         assert "disabledPackages wins" not in result.stdout
         assert result.stdout.startswith("core v1.10.1: ")
+
+
+def test_components_a_patch_no_longer_applies_to_are_refused_naming_their_url(
+    cli: Cli, platform: Path, upstream: Upstream
+) -> None:
+    url = CATALOGUE.core.components_url("v1.10.1")
+    upstream.set(url, b"apiVersion: v1\nkind: Namespace\nmetadata: {name: capi-system}\n")
+    result = lock(cli, platform, upstream, "core")
+    assert result.exit_code == 2
+    assert f"core v1.10.1: {url}: " in " ".join(result.stderr.split()), result.stderr
