@@ -68,12 +68,16 @@ def path_segment_errors(value: str) -> list[str]:
     return [f"may not contain '{c}'" for c in ("/", "%") if c in value]
 
 
+# apimachinery's qualifiedNameErrMsg, said of the name part or, for a key it cannot split, of the whole key.
+_QUALIFIED_NAME_RULE = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+
+
 def qualified_name_errors(value: str) -> list[str]:
     if value.count("/") > 1:  # apimachinery's IsQualifiedName judges no part of such a key
-        return [
-            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-            "with an alphanumeric character, with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+        return [f"a qualified name {_QUALIFIED_NAME_RULE}, with an optional DNS subdomain prefix and '/' "
+                "(e.g. 'example.com/MyName')"]
     prefix, slash, name = value.rpartition("/")
     errors: list[str] = []
     if slash:
@@ -86,10 +90,7 @@ def qualified_name_errors(value: str) -> list[str]:
     else:
         errors.extend(f"name part {e}" for e in _too_long(name, 63))
         if not _QUALIFIED_NAME_PART.match(name):
-            errors.append(
-                "name part must consist of alphanumeric characters, '-', '_' or '.', "
-                "and must start and end with an alphanumeric character"
-            )
+            errors.append(f"name part {_QUALIFIED_NAME_RULE}")
     return errors
 
 
