@@ -60,18 +60,17 @@ def _check_length(text: str) -> None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _parse_text(value: str) -> Decimal:
+def _parse_text(text: str) -> Decimal:
     """Kept per string: a render reads the same few quantities a dozen times (Decimal is immutable)."""
-    text = value
     _check_length(text)
     match = re.fullmatch(QUANTITY, text)
     if not match:
-        raise QuantityError(f"{value!r} is not a Kubernetes quantity (e.g. 1500m, 2, 8G, 8Gi)")
+        raise QuantityError(f"{text!r} is not a Kubernetes quantity (e.g. 1500m, 2, 8G, 8Gi)")
     number, exponent, suffix = match.groups()
     base = Decimal(number)
     if exponent is not None:
         if abs(int(exponent)) > _MAX_EXPONENT:
-            raise QuantityError(f"{value!r}: an exponent beyond ±{_MAX_EXPONENT} is no resource quantity")
+            raise QuantityError(f"{text!r}: an exponent beyond ±{_MAX_EXPONENT} is no resource quantity")
         return base.scaleb(int(exponent))
     return base * _SUFFIXES[suffix or ""]
 
