@@ -9,7 +9,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daytwo_support import NAME, NOW, NS, PLURALS, PROXMOX_MACHINES, UPGRADING, seed_day_two, set_status, url
+from daytwo_support import (
+    MACHINES,
+    NAME,
+    NOW,
+    NS,
+    PLURALS,
+    PROXMOX_MACHINES,
+    UPGRADING,
+    machine,
+    seed_day_two,
+    set_status,
+    url,
+)
 from kube_emulator import Fault, KubeEmulator
 from operator_support import kubeconfig_for
 from pinning import pin
@@ -242,8 +254,6 @@ async def test_machine_deployments_are_shown_in_name_order(mgmt: KubeEmulator, t
 async def test_a_machine_is_marked_by_its_phase(
     mgmt: KubeEmulator, tenant: KubeEmulator, phase: str, mark: Mark
 ) -> None:
-    from daytwo_support import MACHINES, machine
-
     await seed_day_two(mgmt, tenant)
     mgmt.put(MACHINES[0], machine(f"{NAME}-md0-d", phase, None, None))
     node = find(await tree_of(mgmt, pinned=False), f"Machine {NAME}-md0-d")
@@ -251,8 +261,6 @@ async def test_a_machine_is_marked_by_its_phase(
 
 
 async def test_machines_are_listed_in_name_order(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
-    from daytwo_support import MACHINES, machine
-
     await seed_day_two(mgmt, tenant)
     mgmt.put(MACHINES[0], machine(f"{NAME}-md0-0", "Running", None, None))
     md = find(await tree_of(mgmt, pinned=False), f"NodePool md0 → MachineDeployment {NAME}-md0")

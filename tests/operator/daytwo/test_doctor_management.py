@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kube_emulator import KubeEmulator, declare
+from kube_emulator import Fault, KubeEmulator, declare
 from operator_support import MANAGEMENT_KINDS, kamaji, kubeconfig_for
 from pinning import pin, report_text
 from typer.testing import CliRunner
@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from tenantctl.cli import app
 from tenantctl.operator.daytwo.management import CONTROLLERS, NEEDS, doctor_management
 from tenantctl.operator.kube.client import Connection, KubeClient
+from tenantctl.operator.phases.talos_api import DEFAULT_KAMAJI
 from tenantctl.proxmox.report import Report, Status
 
 pytestmark = [pytest.mark.timeout(20)]
@@ -162,8 +163,6 @@ async def test_without_capi_operator_the_providers_row_warns_naming_its_api(mgmt
 async def test_a_kamaji_image_that_names_no_release_warns_and_assumes_the_default(
     mgmt: KubeEmulator, shared: Path
 ) -> None:
-    from tenantctl.operator.phases.talos_api import DEFAULT_KAMAJI
-
     complete(mgmt, shared)
     mgmt.put("apps/v1/deployments", deployment("kamaji", "ghcr.io/clastix/kamaji@sha256:" + "a" * 64))
     [release] = [r for r in (await report_of(mgmt)).rows if r.subject == "release"]
@@ -182,8 +181,6 @@ async def test_kamaji_without_a_datastore_fails_naming_the_datastores(mgmt: Kube
 async def test_deployments_that_cannot_be_listed_are_a_warning_and_the_rest_still_runs(
     mgmt: KubeEmulator, shared: Path
 ) -> None:
-    from kube_emulator import Fault
-
     complete(mgmt, shared)
     mgmt.fail(Fault("GET", "deployments", status=403, times=1, message="forbidden"))
     report = await report_of(mgmt)

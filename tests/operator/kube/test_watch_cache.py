@@ -5,12 +5,15 @@ read directly without polling."""
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 
 import pytest
 from kube_emulator import Fault, KubeEmulator
 from operator_support import condition, eventually, management, running_operator, seed_control_plane, seed_documents
 
 from tenant_support import load_example
+from tenantctl.operator.config.settings import RetryPolicy
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.cache import WatchCache, _Store
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
@@ -238,8 +241,6 @@ def _store() -> _Store:
 
 
 def _held(store: _Store, name: str) -> dict[str, object] | None:
-    import json
-
     entry = store.objects.get("ns", {}).get(name)
     return None if entry is None else dict(json.loads(entry.blob))
 
@@ -310,8 +311,6 @@ async def test_a_namespace_given_for_a_cluster_scoped_object_does_not_split_what
 
 async def test_a_list_that_does_not_sync_in_time_leaves_the_read_to_the_server(mgmt: KubeEmulator) -> None:
     """The first read waits at most `sync_timeout` for the watch's list, then asks the server itself."""
-    import time
-
     mgmt.put("v1/secrets", secret("a", "MQ=="))
     mgmt.fail(Fault("GET", "secrets", hang=8.0, times=1))  # the cache's list hangs
     cache = WatchCache(sync_timeout=0.2)
@@ -323,8 +322,6 @@ async def test_a_list_that_does_not_sync_in_time_leaves_the_read_to_the_server(m
 
 async def test_a_list_that_fails_once_is_retried_and_the_cache_then_answers(mgmt: KubeEmulator) -> None:
     mgmt.put("v1/secrets", secret("a", "MQ=="))
-    from tenantctl.operator.config.settings import RetryPolicy
-
     mgmt.fail(Fault("GET", "secrets", status=500, times=1, message="etcd leader changed"))
     cache = WatchCache(retry_delay=0.05, sync_timeout=5.0)
     once = RetryPolicy(backoffs=())  # the client gives up at once: the cache's own retry is what relists

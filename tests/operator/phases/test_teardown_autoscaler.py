@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from kube_emulator import KubeEmulator
 from operator_support import eventually, running_operator
@@ -54,8 +56,6 @@ async def test_a_tenant_without_an_autoscaler_tears_down_as_before(mgmt: KubeEmu
 
 async def test_the_autoscaler_is_deleted_only_once_its_pods_are_gone(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     """Scaled to zero is not stopped: the Deployment stays until its status counts no replica."""
-    import asyncio
-
     seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
     plural = DEPLOYMENTS
     async with running_operator(mgmt):

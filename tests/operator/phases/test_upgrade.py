@@ -10,7 +10,7 @@ import datetime
 from typing import Any
 
 import pytest
-from daytwo_support import set_status
+from daytwo_support import PLURALS, set_status
 from kube_emulator import KubeEmulator
 from operator_support import condition, eventually, running_operator
 from test_apply import KUBEVIRT, TC, one_more_pass, quiet, seeded
@@ -169,8 +169,6 @@ async def test_another_namespaces_remediating_namesake_does_not_stall_the_upgrad
 ) -> None:
     """MachineHealthChecks are read in the tenant's namespace: a tenant elsewhere with the same cluster
     and pool names, mid-remediation, is not this one."""
-    from daytwo_support import PLURALS
-
     seeded_at_v134(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await converged_at_v134(mgmt, tenant, ctx)
