@@ -149,6 +149,14 @@ CASES: dict[str, tuple[Edit, str, str]] = {
         _dev(ipv4={"addresses": ["10.30.0.5", "10.99.0.5"], "prefix": 24}),
         f"{POOL}.network.additionalDevices[0].ipv4.addresses[1]", "outside 10.30.0.0/24",
     ),
+    "device range reaching past its own subnet": (
+        _dev(ipv4={"addresses": ["10.30.0.250-10.30.1.5"], "prefix": 24}),
+        f"{POOL}.network.additionalDevices[0].ipv4.addresses[0]", "outside 10.30.0.0/24 (the /24 of addresses[0])",
+    ),
+    "device pool's subnet taken from the first entry that parses": (
+        _dev(ipv4={"addresses": ["10.30.0.999", "10.30.0.5", "10.99.0.5"], "prefix": 24}),
+        f"{POOL}.network.additionalDevices[0].ipv4.addresses[2]", "outside 10.30.0.0/24 (the /24 of addresses[1])",
+    ),
     "device pool too small": (
         _dev(ipv4={"addresses": ["10.30.0.10-10.30.0.11"], "prefix": 24}),
         "NodePool/md0.spec.proxmox.network.additionalDevices[0].ipv4.addresses",

@@ -368,6 +368,11 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(lambda d: pool(d)["spec"]["resources"], "memory", "17Ti"),
         "NodePool/md0.spec.resources.memory", "'17Ti' is more than a VM can be given (16Ti)",
     ),
+    "memory beyond any VM, cpu left to the default": Case(
+        "kubevirt.yaml",
+        _set(lambda d: pool(d)["spec"], "resources", {"memory": "17Ti"}),
+        "NodePool/md0.spec.resources.memory", "'17Ti' is more than a VM can be given (16Ti)",
+    ),
     "proxmox pool without a proxmox block": Case(
         "proxmox.yaml", _drop(lambda d: pool(d)["spec"], "proxmox"), "NodePool/md0.spec.proxmox",
         "runs on substrate 'proxmox'",

@@ -60,6 +60,7 @@ def check_address_pool(
     if not addresses:
         problems.error(f"{base}.addresses", "at least one address, CIDR or a-b range is required")
     subnet = network(f"{gw}/{prefix}", strict=False) if gw is not None and prefix_ok else None
+    origin = "the gateway's subnet"
     for i, entry in enumerate(addresses):
         try:
             parsed = parse_address_entry(entry, version)
@@ -68,13 +69,11 @@ def check_address_pool(
             continue
         if subnet is None and prefix_ok:
             subnet = network(f"{parsed.first}/{prefix}", strict=False)
-            where = f"the /{prefix} of addresses[0]"
-        else:
-            where = "the gateway's subnet" if gw is not None else f"the /{prefix} of the first address"
+            origin = f"the /{prefix} of addresses[{i}]"
         if subnet is not None and (parsed.first not in subnet or parsed.last not in subnet):
             problems.error(
                 f"{base}.addresses[{i}]",
-                f"{entry!r} is outside {subnet} ({where}): one pool is one subnet, as CAIP allocates it",
+                f"{entry!r} is outside {subnet} ({origin}): one pool is one subnet, as CAIP allocates it",
             )
 
 
