@@ -259,6 +259,10 @@ def test_lock_refuses_capmox_v0_9_with_the_real_contract_tables(
     assert "Platform/default.spec.packages.infrastructure-proxmox.version: infrastructure-proxmox v0.9.0 declares " \
            "contract v1beta2" in err
     assert "core v1.10.1 serves v1beta1" in err
+    # Both tables are named by the URL of the version that was downloaded, not the catalogue's default.
+    assert f"(release series 0.9 in {PROXMOX.metadata_url('v0.9.0')})" in err
+    assert f"(release series 1.10 in {CATALOGUE.core.metadata_url('v1.10.1')})" in err
+    assert "Pick a release of infrastructure-proxmox whose series declares v1beta1" in err
     assert not (platform.parent / "providers.lock").exists()
 
 

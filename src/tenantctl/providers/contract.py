@@ -105,7 +105,7 @@ def check_contracts(core: ContractSource, providers: Sequence[ContractSource]) -
                 source.at,
                 f"{source.package} {source.version} declares contract {contract} ({origin}), but core "
                 f"{core.version} serves {served} ({served_from}); capi-operator would refuse it "
-                f"(CAPIVersionIncompatibility). Pick a {source.package} release whose series declares {served}",
+                f"(CAPIVersionIncompatibility). Pick a release of {source.package} whose series declares {served}",
             ))
     problems.extend(
         Problem(
