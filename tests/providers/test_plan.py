@@ -54,10 +54,12 @@ def test_new_components_under_the_same_version_are_refused(
     assert result.exit_code == 2
     assert "CoreProvider/capi-system/cluster-api: silently ignored — components changed under spec.version v1.10.1" in (
         result.stdout)
-    err = result.stderr.replace("\n", "")
-    assert ("CoreProvider/capi-system/cluster-api: components changed but spec.version (v1.10.1) and the ConfigMap "
-            "name did not") in err
-    assert "operator.cluster.x-k8s.io/applied-spec-hash" in err
+    assert (
+        "CoreProvider/capi-system/cluster-api: components changed but spec.version (v1.10.1) and the ConfigMap name "
+        "did not: capi-operator re-applies only when operator.cluster.x-k8s.io/applied-spec-hash (provider spec + "
+        "config Secret) changes, so clusters already running this provider would keep the old components and report "
+        "nothing. Move the package to a new version (version and ConfigMap name together)"
+    ) in " ".join(result.stderr.split()), "the whole reason, word for word"
 
 
 def test_new_metadata_under_the_same_version_is_refused(
