@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -103,10 +104,44 @@ async def test_a_load_balancer_without_an_address_yet_is_refused(mgmt: KubeEmula
     assert "has no address yet" in await refusal(mgmt, "proxmox.yaml")
 
 
-async def test_no_secret_yet_is_refused(mgmt: KubeEmulator) -> None:
+async def test_no_secret_yet_is_refused_with_the_reason(mgmt: KubeEmulator) -> None:
     seed(mgmt, "proxmox.yaml", secret=False)
-    assert "no admin kubeconfig yet (Secret tenant-acme/acme-admin-kubeconfig" in await refusal(
-        mgmt, "proxmox.yaml", external=False
+    assert await refusal(mgmt, "proxmox.yaml", external=False) == (
+        "TenantCluster/acme: no admin kubeconfig yet (Secret tenant-acme/acme-admin-kubeconfig, key "
+        "super-admin.svc): Kamaji writes it once the control plane is up"
+    )
+
+
+NOT_A_KUBECONFIG = "is not a kubeconfig: it needs clusters[], each with cluster.server"
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ("not base64!", "is not a base64-encoded YAML kubeconfig (Only base64 data is allowed)"),
+        (_b64("clusters: [unclosed"), "is not a base64-encoded YAML kubeconfig (while parsing a flow sequence)"),
+        (_b64("- a list"), NOT_A_KUBECONFIG),
+        (_b64("clusters: []"), NOT_A_KUBECONFIG),
+        (_b64("clusters: [{name: x, cluster: {}}]"), NOT_A_KUBECONFIG),
+        (_b64("clusters: [{name: x}]"), NOT_A_KUBECONFIG),
+        (_b64("clusters: [x]"), NOT_A_KUBECONFIG),
+    ],
+    ids=["not base64", "not YAML", "not a mapping", "no clusters", "no server", "no cluster", "entry not a mapping"],
+)
+async def test_a_secret_that_is_not_a_kubeconfig_is_refused_naming_its_key(
+    mgmt: KubeEmulator, data: str, reason: str
+) -> None:
+    seed(mgmt, "proxmox.yaml")
+    secret = mgmt.get("v1/secrets", "tenant-acme", "acme-admin-kubeconfig")
+    assert secret is not None
+    secret["data"]["super-admin.svc"] = data
+    mgmt.put("v1/secrets", secret)
+    assert await refusal(mgmt, "proxmox.yaml", external=False) == (
+        f"Secret/tenant-acme/acme-admin-kubeconfig.data.super-admin.svc: {reason}"
     )
 
 

@@ -8,6 +8,7 @@ name, pre-assigned address or assigned address on the Service's port.
 from __future__ import annotations
 
 import base64
+import binascii
 import copy
 from typing import Any
 from urllib.parse import urlsplit
@@ -50,8 +51,26 @@ async def _admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> dict[str
                 "Kamaji writes it once the control plane is up",
             )
         ])
-    config: dict[str, Any] = yaml.safe_load(base64.b64decode(data))
+    return _parse_kubeconfig(data, f"Secret/{names.namespace}/{names.admin_kubeconfig}.data.{KUBECONFIG_KEY}")
+
+
+def _parse_kubeconfig(data: object, where: str) -> dict[str, Any]:
+    """The Secret's kubeconfig; anything but what Kamaji writes is a refusal naming the key, not a traceback."""
+    try:
+        config = yaml.safe_load(base64.b64decode(str(data), validate=True))
+    except (binascii.Error, ValueError, yaml.YAMLError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidInput([Problem(where, f"is not a base64-encoded YAML kubeconfig ({reason})")]) from None
+    clusters = config.get("clusters") if isinstance(config, dict) else None
+    if not clusters or not isinstance(clusters, list) or not all(_names_a_server(entry) for entry in clusters):
+        raise InvalidInput([Problem(where, "is not a kubeconfig: it needs clusters[], each with cluster.server")])
+    assert isinstance(config, dict)
     return config
+
+
+def _names_a_server(entry: object) -> bool:
+    cluster = entry.get("cluster") if isinstance(entry, dict) else None
+    return isinstance(cluster, dict) and isinstance(cluster.get("server"), str)
 
 
 async def _load_balancer_host(api: KubeClient, cluster: TenantCluster) -> str | None:
