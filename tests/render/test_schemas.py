@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from tenant_support import EXAMPLES, load_example
@@ -82,3 +84,18 @@ def test_validate_command_reports_what_a_crd_refuses(shared: Path, tmp_path: Pat
     (gap,) = [line for line in result.stderr.splitlines() if line.startswith("--crds: ")]
     assert f"objects not checked: no CRD in {crds} for " in gap
     assert "infrastructure.cluster.x-k8s.io/v1alpha1 ProxmoxCluster" in gap
+
+
+def test_a_deprecated_crd_version_warns_and_validate_still_passes(shared: Path, tmp_path: Path) -> None:
+    """A warning is no refusal: the apiserver serves a deprecated version and says so; so does validate."""
+    crds = tmp_path / "crds"
+    shutil.copytree(shared / "crds", crds)
+    crd_file = crds / "capmox-v0.7.7" / "infrastructure.cluster.x-k8s.io_proxmoxclusters.yaml"
+    crd = yaml.safe_load(crd_file.read_text())
+    (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1"]
+    version.update(deprecated=True, deprecationWarning="v1alpha1 ProxmoxCluster is going away")
+    crd_file.write_text(yaml.safe_dump(crd))
+    result = CliRunner().invoke(app, ["validate", "-f", str(EXAMPLES / "proxmox.yaml"), "--crds", str(crds)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("ok: ")
+    assert result.stderr == "warning: ProxmoxCluster/acme: v1alpha1 ProxmoxCluster is going away\n"

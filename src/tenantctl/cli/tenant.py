@@ -118,7 +118,8 @@ def validate(
     """Check the input, render it and judge every object against the CRDs (schema + CEL) and core schemas.
 
     Exit 0 when every judged object passes, also when some could not be judged (no --crds): the
-    summary then names those kinds as a warning on stderr. Exit 2 on a refusal, and when --crds lacks
+    summary then names those kinds as a warning on stderr, beside the CRDs' own warnings (a
+    deprecated version). Exit 2 on a refusal, and when --crds lacks
     the CRD of a rendered kind (asked for a full check, the gap is an error).
     """
     from tenantctl.problems import InvalidInput, Problem, Severity
@@ -134,12 +135,13 @@ def validate(
     problems = validate_objects(objects, catalog)
     coverage = schema_coverage(objects, catalog)
     gap = coverage.gap(catalog)
-    if problems:
+    if any(p.severity is Severity.ERROR for p in problems):
         raise InvalidInput([*problems, *([Problem("--crds", gap)] if gap else [])])
     typer.echo(f"ok: {coverage.summary(catalog)}")
-    if gap:
+    warnings = [*problems, *([Problem("validate", gap, Severity.WARNING)] if gap else [])]
+    if warnings:
         sys.stdout.flush()
-        print_problems([Problem("validate", gap, Severity.WARNING)])
+        print_problems(warnings)
 
 
 def _refuse_changes_from(tenant: TenantInput, live: Path) -> None:
