@@ -255,7 +255,7 @@ def _validate(scope: Scope) -> bool:
 
 
 def _refuse(scope: Scope, exc: InvalidInput) -> None:
-    scope.refusal = "; ".join(str(p) for p in exc.errors) or str(exc)
+    scope.refusal = "; ".join(str(p) for p in exc.errors)
     previous = _condition(scope.current_status, ConditionType.READY)
     if previous.get("reason") != Reason.INVALID_SPEC or previous.get("message") != scope.refusal:
         scope.recorder.warn(str(Reason.INVALID_SPEC), scope.refusal)
