@@ -129,7 +129,11 @@ class Stand:
             await self.start()
         await eventually(lambda: self.killed.is_set() or done(), timeout=60)
         if cut is not None and not self.killed.is_set():
-            raise CutNotReached(f"the {what} ended before its cut")
+            # `done` can hold before the pass's last writes (kopf's bookkeeping after Ready): a cut there
+            # has not been passed until the APIs are quiet.
+            await self.quiet(until=self.killed.is_set)
+            if not self.killed.is_set():
+                raise CutNotReached(f"the {what} ended before its cut")
         if self.killed.is_set():
             assert self.process is not None
             await self.process.wait()
@@ -139,10 +143,10 @@ class Stand:
         await self.quiet()
         await self.stop()
 
-    async def quiet(self, seconds: float = 1.5) -> None:
-        """Until no write for `seconds`: kopf's bookkeeping after Ready has landed."""
+    async def quiet(self, seconds: float = 1.5, until: Callable[[], bool] = lambda: False) -> None:
+        """Until no write for `seconds` (kopf's bookkeeping after Ready has landed), or `until` holds."""
         seen, since = self.writes, asyncio.get_running_loop().time()
-        while asyncio.get_running_loop().time() - since < seconds:
+        while asyncio.get_running_loop().time() - since < seconds and not until():
             await asyncio.sleep(0.1)
             if self.writes != seen:
                 seen, since = self.writes, asyncio.get_running_loop().time()
@@ -232,47 +236,24 @@ async def converge(here: Stand, timeout: float = 60.0) -> None:
     await here.quiet()
 
 
+async def _create(tmp_path: Path, cut: Callable[[str], bool] | None) -> tuple[dict[str, Any], list[str]]:
+    """A create pass cut where `cut` says and resumed by a fresh process (None: uncut): the state left,
+    the plural of each write."""
+    async with stand(tmp_path) as here:
+        await here.cut_pass(cut, here.ready, "create pass")
+        return state(here), here.sequence
+
+
 @pytest.fixture(scope="module")
 def uncut(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], list[str]]:
     """The uncut run: its final state, and the plural of each write its create pass made."""
-
-    async def run() -> tuple[dict[str, Any], list[str]]:
-        async with stand(tmp_path_factory.mktemp("uncut")) as here:
-            await converge(here)
-            await here.stop()
-            return state(here), here.sequence
-
-    return asyncio.run(run())
-
-
-async def cut_and_resume(tmp_path: Path, cut_at: int) -> dict[str, Any]:
-    """The final state of a run killed on write `cut_at` and resumed by a fresh process."""
-    async with stand(tmp_path) as here:
-        here.cut = after_writes(cut_at)
-        await here.start()
-        assert here.process is not None
-        done = asyncio.ensure_future(here.killed.wait())
-        exited = asyncio.ensure_future(here.process.wait())
-        await asyncio.wait({done, exited}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
-        assert here.killed.is_set(), f"the run ended before write {cut_at}"
-        await here.process.wait()
-        here.cut = None
-        await converge(here)
-        await here.stop()
-        return state(here)
+    return asyncio.run(_create(tmp_path_factory.mktemp("uncut"), None))
 
 
 # Steps a cut between them once broke or could break: the control plane written but no MachineDeployment
 # yet (status.versions lost the pool until the next resync), the first TalosConfigTemplate, the first
 # write inside the tenant, the first HelmRelease.
 STEPS = ("machinedeployments", "talosconfigtemplates", "clusterrolebindings", "helmreleases")
-
-
-def cut_points(sequence: list[str], every: bool) -> list[int]:
-    """Every write of the create pass, or the first, the last and the first write of each step above."""
-    if every:
-        return list(range(len(sequence)))
-    return sorted({0, len(sequence) - 1, *(sequence.index(step) for step in STEPS)})
 
 
 Cuts = dict[str, Callable[[], Callable[[str], bool]]]
@@ -282,9 +263,9 @@ Cuts = dict[str, Callable[[], Callable[[str], bool]]]
 def sweep_cuts(
     what: str, cuts: Cuts, tmp_path: Path, differences: Callable[[Path, Callable[[str], bool]], list[str]]
 ) -> None:
-    """Run each cut in a directory of its own and fail naming every cut point whose resumed run differs.
-    A cut after N writes that this run's pass did not reach is recorded as not reached; a named cut must
-    fire (its CutNotReached fails the sweep)."""
+    """Run each cut in a directory of its own and fail naming every cut point whose resumed run differs
+    or never converged. A cut after N writes that this run's pass did not reach is recorded as not
+    reached; a named cut must fire (its CutNotReached fails the sweep)."""
     outcomes: dict[str, list[str]] = {}
     for i, (where, cut) in enumerate(cuts.items()):
         try:
@@ -293,6 +274,8 @@ def sweep_cuts(
             if not where.startswith("after "):
                 raise
             outcomes[where] = ["not reached"]
+        except AssertionError as exc:  # a resumed run that never converged: recorded, the sweep goes on
+            outcomes[where] = [f"not converged: {str(exc)[:200]}"]
     broken = {where: d for where, d in outcomes.items() if d and d != ["not reached"]}
     assert not broken, f"{what} cut points whose resumed run differs: {broken}"
 
@@ -319,20 +302,15 @@ def _fields_differing(expected: Any, got: Any, path: str = "") -> list[str]:
 
 
 def check_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
+    """Killed at the create pass's first and last write and at the first write of each of STEPS; `every`
+    adds each write of the pass."""
     expected, sequence = uncut
     assert len(sequence) > 10, "a create pass writes more than a handful of objects"
-    outcomes: dict[int, list[str]] = {}
-
-    async def sweep() -> None:
-        for n in cut_points(sequence, every):
-            try:
-                outcomes[n] = _diff(expected, await cut_and_resume(tmp_path / f"cut-{n}", n))
-            except AssertionError as exc:  # a resumed run that never got Ready: recorded, the sweep goes on
-                outcomes[n] = [f"not converged after the cut before {sequence[n]}: {str(exc)[:200]}"]
-
-    asyncio.run(sweep())
-    broken = {n: d for n, d in outcomes.items() if d}
-    assert not broken, f"cut points whose resumed run differs from the uncut one: {broken}"
+    assert set(STEPS) <= set(sequence), sequence
+    cuts: Cuts = {f"after {n} writes": functools.partial(after_writes, n)
+                  for n in (range(len(sequence)) if every else (0, len(sequence) - 1))}
+    cuts |= {f"at the first {plural}": functools.partial(on_write_of, plural, 1) for plural in STEPS}
+    sweep_cuts("create", cuts, tmp_path, lambda path, cut: _diff(expected, asyncio.run(_create(path, cut))[0]))
 
 
 @pytest.mark.parametrize(
