@@ -368,7 +368,7 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(lambda d: pool(d)["spec"]["resources"], "memory", "17Ti"),
         "NodePool/md0.spec.resources.memory", "'17Ti' is more than a VM can be given (16Ti)",
     ),
-    "memory beyond any VM, cpu left to the default": Case(
+    "memory beyond any VM with cpu left to the default": Case(
         "kubevirt.yaml",
         _set(lambda d: pool(d)["spec"], "resources", {"memory": "17Ti"}),
         "NodePool/md0.spec.resources.memory", "'17Ti' is more than a VM can be given (16Ti)",
