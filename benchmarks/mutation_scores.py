@@ -43,6 +43,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MUTANTS = ROOT / "mutants"
+SHARED = Path(os.environ.get("TENANTCTL_SHARED", ROOT.parent / "shared"))
+"""The upstream material tests read. mutmut's copy of the tests sits a level below the checkout, where
+their own `../shared` default finds nothing and those tests skip; a skipped test kills no mutant."""
 PACKAGE = MUTANTS / "src" / "tenantctl"
 VERDICTS = Path(os.environ.get("TENANTCTL_MUTATION_VERDICTS", MUTANTS / "sample-verdicts.json"))
 EQUIVALENTS = ROOT / "docs" / "mutation-equivalents.tsv"
@@ -142,9 +145,17 @@ def equivalents() -> dict[str, str]:
     return {name: reason for name, reason in rows}
 
 
+def _env(mutant: str | None = None) -> dict[str, str]:
+    """The environment of a pytest run in the mutants' tree: its sources, the shared material, the mutant."""
+    env = {**os.environ, "PYTHONPATH": "src", "TENANTCTL_SHARED": str(SHARED)}
+    if mutant is not None:
+        env["MUTANT_UNDER_TEST"] = mutant
+    return env
+
+
 def check(name: str, tests: Sequence[str], budget: float, broken: Sequence[str] = (), markers: str = "not slow") -> int:
     """pytest's exit code for `tests` with mutant `name` active (`broken` deselected), or TIMED_OUT."""
-    env = {**os.environ, "MUTANT_UNDER_TEST": name, "PYTHONPATH": "src"}
+    env = _env(name)
     command = [sys.executable, "-m", "pytest", "-x", "-q", "--tb=no", "--no-header", "-p", "no:cacheprovider",
                "-m", markers, *(f"--deselect={t}" for t in broken), *tests]
     try:
@@ -171,7 +182,7 @@ class SnapshotBaseline:
                 done = subprocess.run(
                     [sys.executable, "-m", "pytest", "-q", "-rfE", "--tb=no", "--no-header", "-p", "no:cacheprovider",
                      "-m", CONFIRM_MARKERS, *SUITES[area]],
-                    cwd=MUTANTS, env={**os.environ, "MUTANT_UNDER_TEST": "", "PYTHONPATH": "src"},
+                    cwd=MUTANTS, env=_env(""),
                     capture_output=True, text=True, check=False)
                 failing = [line.split(" ", 1)[1].split(" - ", 1)[0] for line in done.stdout.splitlines()
                            if line.startswith(("FAILED ", "ERROR "))]
@@ -192,7 +203,7 @@ def unmapped_tests(known: set[str]) -> tuple[list[str], list[str]]:
     listed = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                              "-m", "not slow and not process",
                              *sorted({s for suites in SUITES.values() for s in suites})],
-                            cwd=MUTANTS, env={**os.environ, "PYTHONPATH": "src"}, capture_output=True, text=True,
+                            cwd=MUTANTS, env=_env(), capture_output=True, text=True,
                             check=False)
     if listed.returncode not in (0, NO_TESTS_COLLECTED):
         raise SystemExit(f"the checkout's tests do not collect on the snapshot:\n{listed.stdout[-2000:]}")
@@ -201,7 +212,7 @@ def unmapped_tests(known: set[str]) -> tuple[list[str], list[str]]:
         return [], []
     # Only those that pass on the unmutated code of the snapshot can tell a mutant from it.
     baseline = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "--tb=no", "-p", "no:cacheprovider",
-                               *added], cwd=MUTANTS, env={**os.environ, "MUTANT_UNDER_TEST": "", "PYTHONPATH": "src"},
+                               *added], cwd=MUTANTS, env=_env(""),
                               capture_output=True, text=True, check=False)
     passing = {line.removeprefix("PASSED ") for line in baseline.stdout.splitlines() if line.startswith("PASSED ")}
     return [t for t in added if t in passing], [t for t in added if t not in passing]
@@ -209,6 +220,9 @@ def unmapped_tests(known: set[str]) -> tuple[list[str], list[str]]:
 
 def run(names: Sequence[str], workers: int, again: bool) -> None:
     """Check each mutant not yet judged, cheapest tests first, recording verdicts as they come."""
+    if not (SHARED / "crds").is_dir():
+        raise SystemExit(f"no upstream CRDs at {SHARED}/crds: set TENANTCTL_SHARED; without them the tests that "
+                         "judge renders skip, and every mutant only they would kill survives")
     stats = json.loads((MUTANTS / "mutmut-stats.json").read_text())
     tests_of, seconds = stats["tests_by_mangled_function_name"], stats["duration_by_test"]
     added, broken = unmapped_tests(set(seconds))
