@@ -28,6 +28,7 @@ __all__ = [
     "Names",
     "cluster_labels",
     "content_hash",
+    "inventory_scope",
     "kamaji_admin_kubeconfig",
     "kamaji_ca",
     "node_group_labels",
@@ -84,6 +85,15 @@ def cluster_labels(cluster: str, pool: str | None = None, *, namespace: str | No
     if pool is not None:
         labels[POOL_LABEL] = pool
     return labels
+
+
+def inventory_scope(cluster: str, namespace: str, *, namespaced: bool) -> tuple[str | None, dict[str, str]]:
+    """Where one kind of a tenant's inventory is listed: its namespace by the cluster's labels, or (for a
+    cluster-scoped kind) everywhere by those labels and the namespace's, so a same-named tenant of
+    another namespace is not taken for this one."""
+    if namespaced:
+        return namespace, cluster_labels(cluster)
+    return None, cluster_labels(cluster, namespace=namespace)
 
 
 def node_group_labels(group: str | None) -> dict[str, str]:

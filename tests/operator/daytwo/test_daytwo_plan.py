@@ -145,6 +145,25 @@ async def test_a_kind_only_the_inventory_names_is_still_planned_for_pruning(mgmt
     assert actions(await plan_of(mgmt, docs))[f"ConfigMap/{NAME}-retired"] == "prune"
 
 
+async def test_a_cluster_scoped_inventory_kind_is_planned_by_the_tenants_namespace_too(mgmt: KubeEmulator) -> None:
+    """A cluster-scoped object carries the tenant's namespace as a label (no namespace of its own): the
+    plan prunes this tenant's and never a same-named tenant's of another namespace, as the operator does."""
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    labels = {"app.kubernetes.io/managed-by": "tenantctl", "tenantctl.io/cluster": NAME}
+    for name, namespace in (("mine", NS), ("theirs", "tenant-other")):
+        mgmt.put("rbac.authorization.k8s.io/v1/clusterroles", {"metadata": {
+            "name": f"{NAME}-{name}", "labels": {**labels, "tenantctl.io/namespace": namespace}}})
+    tc = mgmt.get("tenantctl.io/v1alpha1/tenantclusters", NS, NAME)
+    assert tc is not None
+    tc["status"]["inventory"] = ["rbac.authorization.k8s.io/v1/ClusterRole"]
+    mgmt.put("tenantctl.io/v1alpha1/tenantclusters", tc)
+    planned = actions(await plan_of(mgmt, docs))
+    assert planned[f"ClusterRole/{NAME}-mine"] == "prune"
+    assert f"ClusterRole/{NAME}-theirs" not in planned
+
+
 async def test_a_kind_the_cluster_does_not_serve_is_planned_as_a_create_saying_so(mgmt: KubeEmulator) -> None:
     docs = documents()
     seed_management(mgmt, docs, None)

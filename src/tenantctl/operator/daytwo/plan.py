@@ -26,9 +26,9 @@ from tenantctl.operator.phases.observe import (
 )
 from tenantctl.operator.phases.upgrade import Versions, live_state, same_patch
 from tenantctl.problems import Problems
-from tenantctl.render import Names, cluster_labels, render_cluster
+from tenantctl.render import Names, render_cluster
 from tenantctl.render.kamaji import KAMAJI_API
-from tenantctl.render.meta import NODE_GROUP_LABEL, POOL_LABEL
+from tenantctl.render.meta import NODE_GROUP_LABEL, POOL_LABEL, inventory_scope
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_change_from_live, installed_patch
@@ -219,8 +219,7 @@ async def plan_cluster(
     for key, res in resources.items():
         if res is None:
             continue
-        scoped = (ns, cluster_labels(name)) if res.namespaced else (None, cluster_labels(name, namespace=ns))
-        for obj in await api.list(res, *scoped):
+        for obj in await api.list(res, *inventory_scope(name, ns, namespaced=res.namespaced)):
             live[key, obj["metadata"]["name"]] = obj
     replicas = _pool_replicas(desired, live)
     plan.upgrade = upgrade_sequence(cluster, [p.metadata.name for p in pools], live, replicas)

@@ -14,7 +14,7 @@ from typing import Any
 from tenantctl.operator.kube.client import APIError, ImmutableFieldError, KubeClient, Resource
 from tenantctl.operator.phases.conditions import Reason
 from tenantctl.operator.phases.events import Recorder
-from tenantctl.render import cluster_labels
+from tenantctl.render.meta import inventory_scope
 
 __all__ = [
     "REPLACE_ON_IMMUTABLE",
@@ -129,12 +129,9 @@ async def apply_inventory(
         if res is not None:
             resources[key] = res
     result.kinds = sorted({*desired_keys, *resources})
-    selector = cluster_labels(cluster)
-    owned = cluster_labels(cluster, namespace=namespace)
     live: dict[tuple[str, str], Obj] = {}
     for key, res in resources.items():
-        scoped = (namespace, selector) if res.namespaced else (None, owned)
-        for obj in await api.list(res, *scoped):
+        for obj in await api.list(res, *inventory_scope(cluster, namespace, namespaced=res.namespaced)):
             live[key, obj["metadata"]["name"]] = obj
     for obj in desired:
         key, name = kind_key(obj), obj["metadata"]["name"]
