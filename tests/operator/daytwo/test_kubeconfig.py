@@ -82,6 +82,25 @@ async def test_a_load_balancer_tenant_is_reached_at_the_assigned_address(mgmt: K
 
 
 @pytest.mark.parametrize(
+    ("ingress", "expected"),
+    [
+        ([{"hostname": "lb-1.elb.example.com"}], "https://lb-1.elb.example.com:6443"),
+        ([{}, {"ip": "2001:db8::10"}], "https://[2001:db8::10]:6443"),
+    ],
+    ids=["a host name (cloud load balancers)", "the first entry with an address, IPv6 bracketed"],
+)
+async def test_the_assigned_load_balancer_host_may_be_a_name_or_a_later_entry(
+    mgmt: KubeEmulator, ingress: list[dict[str, str]], expected: str
+) -> None:
+    seed(mgmt, "proxmox.yaml")
+    service = mgmt.get("v1/services", "tenant-acme", "acme")
+    assert service is not None
+    service["status"] = {"loadBalancer": {"ingress": ingress}}
+    mgmt.put("v1/services", service)
+    assert server(await fetch(mgmt, "proxmox.yaml", external=True)) == expected
+
+
+@pytest.mark.parametrize(
     ("expose", "expected"),
     [
         ({"hostname": "acme.example.com", "address": "198.51.100.7"}, "https://acme.example.com:6443"),
