@@ -99,6 +99,21 @@ async def test_a_missing_crd_is_a_failure_naming_what_installs_it(mgmt: KubeEmul
         "install its capi-operator provider (`tenantctl providers render -f platform.yaml`)")}
 
 
+async def test_a_substrates_missing_crd_only_warns_naming_the_tenants_that_need_it(
+    mgmt: KubeEmulator, shared: Path
+) -> None:
+    """A platform that runs no KubeVirt tenants need not install CAPK: a warning, not a failure."""
+    complete(mgmt, shared)
+    del mgmt.resources[next(r for r, info in mgmt.resources.items() if info.kind == "KubevirtMachineTemplate")]
+    report = await report_of(mgmt)
+    assert failing(report) == {}
+    warned = {r.subject: (r.seen, r.advice) for r in report.rows if r.status is Status.WARN}
+    assert warned == {"infrastructure.cluster.x-k8s.io/v1alpha1 KubevirtCluster, KubevirtMachineTemplate": (
+        "CAPK (v0.1): KubevirtMachineTemplate not served",
+        "needed by kubevirt tenants only: install its capi-operator provider "
+        "(`tenantctl providers render -f platform.yaml`)")}
+
+
 async def test_an_old_kamaji_warns_what_it_refuses_and_fails_without_the_trustd_field(
     mgmt: KubeEmulator, shared: Path
 ) -> None:
