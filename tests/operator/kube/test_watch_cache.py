@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 from kube_emulator import Fault, KubeEmulator
@@ -263,6 +264,23 @@ def test_a_late_event_never_replaces_a_newer_copy_and_a_drop_never_an_older_one(
     assert _held(store, "a") is not None, "a delete older than the held copy is stale"
     store.drop(_versioned("a", "7", "gone"))
     assert _held(store, "a") is None
+
+
+async def test_a_name_the_watch_answered_stays_known_after_a_relist_without_it() -> None:
+    """Asked for, then brought by the watch before the server's answer: the watch's copy wins, and once
+    known the name is answered from memory, also as absent after a relist that no longer holds it (it
+    was deleted while the stream was down), never asked again."""
+    store = _Store(SECRETS, owned={"managed-by": "us"})
+    assert not store.answers("ns", "asked"), "a name not ours, never seen: the server is asked"
+    store.put(_versioned("asked", "2", "new"))
+    store.fetched("ns", "asked", _versioned("asked", "1", "old"))
+    assert (_held(store, "asked") or {})["data"] == {"v": "new"}
+
+    async def nothing_left() -> AsyncIterator[tuple[list[dict[str, object]], str]]:
+        yield [], "9"
+
+    assert await store.relist(nothing_left()) == "9"
+    assert store.answers("ns", "asked") and store.find("ns", "asked") is None
 
 
 def test_a_drop_in_a_namespace_never_seen_is_nothing() -> None:
