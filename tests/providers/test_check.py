@@ -253,6 +253,21 @@ def test_a_pinned_package_that_is_not_enabled_is_a_warning(cli: Cli, vendored_pl
     assert "packages.infrastructure-proxmox: infrastructure-proxmox is pinned but not enabled" in result.stderr
 
 
+def test_a_configmap_without_its_namespace_is_named_so_and_matched_by_no_provider(
+    rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
+) -> None:
+    """capi-operator looks for the components in the provider's namespace; one left without a namespace
+    (applied to whatever namespace kubectl defaults to) is not found there."""
+    docs = render_to(rendered_template, tmp_path / "providers.yaml")
+    cm = find(docs, "ConfigMap", "core-cluster-api-v1.10.1")
+    del cm["metadata"]["namespace"], cm["metadata"]["annotations"]
+    write_docs(tmp_path / "providers.yaml", docs)
+    err = errors(check(cli, vendored_platform, tmp_path / "providers.yaml"))
+    at = tmp_path / "providers.yaml"
+    assert f"{at}: CoreProvider/capi-system/cluster-api.spec.fetchConfig.selector: matches no ConfigMap in {at}" in err
+    assert f"{at}: ConfigMap//core-cluster-api-v1.10.1.metadata.annotations: " in err, "no namespace: an empty one"
+
+
 def test_a_render_shipping_the_yaml_twice_is_red(
     rendered_template: str, cli: Cli, vendored_platform: Path, tmp_path: Path
 ) -> None:

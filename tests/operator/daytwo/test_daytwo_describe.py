@@ -199,6 +199,15 @@ async def test_an_infrastructure_machine_failing_by_condition_is_what_to_look_at
     assert stuck.next.startswith(f"ProxmoxMachine {NAME}-md0-c: VMProvisioned CloningFailed: storage full; ")
 
 
+async def test_a_machine_failing_by_reason_alone_shows_the_reason(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    """Cluster API may set failureReason without failureMessage; the reason is then the failure shown."""
+    await seed_day_two(mgmt, tenant)
+    set_status(mgmt, MACHINES[0], f"{NAME}-md0-c", {"phase": "Failed", "failureReason": "CreateError"})
+    stuck = find(await tree_of(mgmt), f"Machine {NAME}-md0-c")
+    assert stuck.mark is Mark.WRONG
+    assert stuck.detail.endswith(", failure: CreateError"), stuck.detail
+
+
 async def test_a_deleting_tenant_shows_its_teardown_record(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     await seed_day_two(mgmt, tenant)
     tc = mgmt.get(PLURALS["TenantCluster"], NS, NAME)

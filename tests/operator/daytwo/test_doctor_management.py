@@ -114,6 +114,30 @@ async def test_a_substrates_missing_crd_only_warns_naming_the_tenants_that_need_
         "(`tenantctl providers render -f platform.yaml`)")}
 
 
+async def test_a_controller_without_its_replicas_or_scaled_to_zero_fails_naming_how_to_look(
+    mgmt: KubeEmulator, shared: Path
+) -> None:
+    complete(mgmt, shared)
+    mgmt.put("apps/v1/deployments", deployment("helm-controller", available=0))
+    scaled_down = deployment("source-controller", available=0)
+    scaled_down["spec"]["replicas"] = 0
+    mgmt.put("apps/v1/deployments", scaled_down)
+    assert failing(await report_of(mgmt)) == {
+        "Deployment system/helm-controller": (
+            "Flux helm-controller: 0/1 replicas available", "kubectl -n system describe deployment helm-controller"),
+        "Deployment system/source-controller": (
+            "Flux source-controller: 0/0 replicas available",
+            "kubectl -n system describe deployment source-controller"),
+    }
+
+
+async def test_kamaji_without_its_crd_fails_saying_to_install_it(mgmt: KubeEmulator, shared: Path) -> None:
+    complete(mgmt, shared)
+    mgmt.fail(Fault("GET", "customresourcedefinitions", status=404, times=10, message="not found"))
+    assert failing(await report_of(mgmt)) == {
+        "tenantcontrolplanes.kamaji.clastix.io": ("no TenantControlPlane CRD", "install Kamaji")}
+
+
 async def test_an_old_kamaji_warns_what_it_refuses_and_fails_without_the_trustd_field(
     mgmt: KubeEmulator, shared: Path
 ) -> None:

@@ -120,7 +120,9 @@ async def test_a_load_balancer_without_an_address_yet_is_refused(mgmt: KubeEmula
     assert service is not None
     service.pop("status")
     mgmt.put("v1/services", service)
-    assert "has no address yet" in await refusal(mgmt, "proxmox.yaml")
+    assert await refusal(mgmt, "proxmox.yaml") == (
+        "--external: TenantCluster/acme: the apiserver's LoadBalancer Service has no address yet; try again later"
+    )
 
 
 async def test_no_secret_yet_is_refused_with_the_reason(mgmt: KubeEmulator) -> None:

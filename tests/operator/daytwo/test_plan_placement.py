@@ -113,6 +113,23 @@ async def test_a_live_address_pool_too_short_for_the_input_is_named(mgmt: KubeEm
     assert (await plan_of(mgmt, documents())).capacity == []
 
 
+async def test_a_pool_scaled_to_zero_holds_no_address(mgmt: KubeEmulator) -> None:
+    """status.replicas 0 is a count, not a missing one: the pool's spec does not stand in for it."""
+    docs = documents()
+    seed_management(mgmt, docs, None)
+    await applied(mgmt, docs)
+    declare(mgmt, [POOLS])
+    set_status(mgmt, "MachineDeployment", "acme-md0", {"replicas": 0})
+    mgmt.put(POOLS[0], {"apiVersion": "ipam.cluster.x-k8s.io/v1alpha2", "kind": "InClusterIPPool",
+                        "metadata": {"name": "acme-v4-icip", "namespace": NS},
+                        "status": {"ipAddresses": {"total": 51, "used": 49, "free": 2}}})
+    assert (await plan_of(mgmt, documents())).capacity == [
+        "address pool acme-v4-icip: 2 free of 51, but this input can claim 3 more at once (3 machines with surge, "
+        "0 hold one now): CAIP leaves the rest pending and their Machines wait with no error; add addresses or "
+        "free leaked IPAddresses"
+    ]
+
+
 async def test_each_family_of_a_further_nic_is_checked_against_its_own_live_pool(
     mgmt: KubeEmulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
