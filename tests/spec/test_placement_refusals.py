@@ -249,7 +249,9 @@ def test_device_pools_sharing_an_address_on_one_bridge_are_refused() -> None:
         parse_tenant_documents(docs)
     (problem,) = err.value.errors
     assert problem.path == f"{QPOOL.replace('md0', 'md1')}.network.additionalDevices[0].ipv4.addresses"
-    assert problem.message.startswith("10.9.0.20 is also in NodePool/tenant-acme/md0")
+    assert problem.message == (
+        "10.9.0.20 is also in NodePool/tenant-acme/md0.spec.proxmox.network.additionalDevices[0].ipv4 on bridge "
+        "vmbr9: two pools would hand one address to two VMs; make the ranges disjoint"), "no VLAN: none named"
     moved = other | {"vlan": 9}
     parse_tenant_documents(_two_pools({"network": {"additionalDevices": [dev]}},
                                       {"network": {"additionalDevices": [moved]}}))

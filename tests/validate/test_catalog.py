@@ -114,3 +114,38 @@ def test_the_upstream_crds_load(crd_catalog: SchemaCatalog) -> None:
         ("helm.toolkit.fluxcd.io/v2", "HelmRelease"),
     ]:
         assert crd_catalog.has(api_version, kind), (api_version, kind)
+
+
+LEGACY_CRD = """\
+apiVersion: apiextensions.k8s.io/v1beta1
+kind: CustomResourceDefinition
+metadata: {name: %(plural)s.legacy.example.com}
+spec:
+  group: legacy.example.com
+  names: {kind: %(kind)s, plural: %(plural)s}
+  %(versions)s
+  validation:
+    openAPIV3Schema:
+      type: object
+      properties:
+        apiVersion: {type: string}
+        kind: {type: string}
+        metadata: {type: object}
+        spec: {type: object, required: [size], properties: {size: {type: string}}}
+"""
+
+
+def test_a_v1beta1_crd_judges_every_version_by_its_shared_schema(tmp_path: Path) -> None:
+    """apiextensions v1beta1 kept one schema for all versions in spec.validation (older providers still
+    ship such files): the single `version` and each listed version without its own schema use it."""
+    (tmp_path / "one.yaml").write_text(LEGACY_CRD % {"kind": "Old", "plural": "olds", "versions": "version: v1"})
+    (tmp_path / "many.yaml").write_text(LEGACY_CRD % {
+        "kind": "Older", "plural": "olders", "versions": "versions: [{name: v1, served: true, storage: true}]"})
+    catalog = SchemaCatalog.from_dirs([tmp_path])
+    objects = [{"apiVersion": "legacy.example.com/v1", "kind": kind, "metadata": {"name": "x", "namespace": "ns"},
+                "spec": {}} for kind in ("Old", "Older")]
+    problems = validate.validate_objects(objects, catalog)
+    assert sorted((p.path, p.message) for p in problems) == [
+        ("Old/x.spec.size", "Required value: field is missing"),
+        ("Older/x.spec.size", "Required value: field is missing"),
+    ]

@@ -14,7 +14,7 @@ from crd_support import example_crd
 from tenantctl.problems import Problem, Severity
 from tenantctl.validate import SchemaCatalog, validate_objects
 from tenantctl.validate.cel_library import KUBERNETES_FUNCTIONS, NATIVE_FUNCTIONS
-from tenantctl.validate.cel_rules import RuleCompileError, compile_rule
+from tenantctl.validate.cel_rules import RuleCompileError, _error_text, compile_rule
 from tenantctl.validate.custom import compiled_version
 
 Widget = Callable[..., dict[str, Any]]
@@ -125,6 +125,17 @@ def test_a_rule_that_errors_is_a_failure_with_its_message(crd_catalog: SchemaCat
     assert problem.path.endswith(".network.additionalDevices[0]")
     assert "at least one pool reference must be set" in problem.message
     assert "could not be evaluated: no such key: ipv" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [(KeyError("ipv4PoolRef"), "no such key: ipv4PoolRef"), (KeyError(), "no such key"),
+     (ValueError("bad\nvalue. Check the rule"), "bad value")],
+)
+def test_an_evaluation_error_is_told_in_one_line(error: Exception, text: str) -> None:
+    """The evaluator's exceptions, retold: a key it could not find (named when the library names it), and
+    its own texts on one line without the library's advice."""
+    assert _error_text(error) == text
 
 
 def test_flux_helm_release_needs_chart_or_chart_ref(crd_catalog: SchemaCatalog) -> None:

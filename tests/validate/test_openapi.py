@@ -227,7 +227,9 @@ def test_without_a_catalog_custom_kinds_are_skipped(widget: Widget) -> None:
 def test_a_version_that_is_not_served_is_refused(widget_catalog: SchemaCatalog, widget: Widget) -> None:
     obj = widget()
     obj["apiVersion"] = "example.com/v1alpha1"
-    assert "is not served" in only(validate_objects([obj], widget_catalog)).message
+    problem = only(validate_objects([obj], widget_catalog))
+    assert problem.path == f"Widget/{obj['metadata']['name']}"
+    assert problem.message.startswith("example.com/v1alpha1 Widget is not served by CRD widgets.example.com (")
 
 
 def test_a_deprecated_version_warns_with_the_crds_own_words(widget_catalog: SchemaCatalog, widget: Widget) -> None:

@@ -31,6 +31,11 @@ properties:
     type: string
     x-kubernetes-validations:
     - {rule: self == oldSelf ===}
+  chained:
+    type: string
+    x-kubernetes-validations:
+    - {rule: self == oldSelf ===}
+    - {rule: self == oldSelf, message: chained is immutable}
   items:
     type: array
     items:
@@ -88,6 +93,13 @@ def test_a_rule_that_does_not_compile_is_a_problem_where_it_sits(catalog: Schema
     ((path, message),) = told(spring(broken="a"), spring(broken="a"), catalog)
     assert path == "Spring/s1.spec.broken"
     assert message.startswith("rule `self == oldSelf ===` does not compile: ")
+
+
+def test_the_rules_after_one_that_does_not_compile_still_run(catalog: SchemaCatalog) -> None:
+    found = told(spring(chained="b"), spring(chained="a"), catalog)
+    assert [path for path, _ in found] == ["Spring/s1.spec.chained", "Spring/s1.spec.chained"]
+    assert found[0][1].startswith("rule `self == oldSelf ===` does not compile: ")
+    assert found[1][1].startswith("Invalid value: chained is immutable")
 
 
 def test_a_kind_without_a_crd_is_named_with_the_catalog(catalog: SchemaCatalog) -> None:

@@ -189,6 +189,6 @@ logging.getLogger("cel").addFilter(_QuietFunctionFailures())
 
 def _error_text(exc: Exception) -> str:
     if isinstance(exc, KeyError):
-        return f"no such key: {exc.args[0] if exc.args else ''}"
+        return f"no such key: {exc.args[0]}" if exc.args else "no such key"
     text = str(exc).split(". Check ", 1)[0]
     return text.replace("\n", " ").strip()

@@ -182,6 +182,29 @@ async def test_a_refused_spec_is_a_condition_and_an_event_never_a_crash_loop(mgm
     assert not [w for w in applied(mgmt) if w[0].startswith("apply")]
 
 
+async def test_a_refused_spec_keeps_what_the_last_complete_pass_learnt(mgmt: KubeEmulator) -> None:
+    """An edit refused mid-upgrade must not erase the upgrade in progress, what runs where, the kinds to
+    prune or the address: the next valid edit resumes from them."""
+    docs = load_example("proxmox.yaml")
+    doc(docs, "TenantCluster")["spec"]["proxmox"]["dnsServer"] = ["192.0.2.53"]
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    learnt = {
+        "inventory": ["v1/Secret"],
+        "endpoint": "192.0.2.10",
+        "versions": {"controlPlane": "v1.35.2", "pools": {"md0": {"kubernetes": "v1.34.4"}}},
+        "upgrade": {"target": {"kubernetes": "v1.35.2"}, "stage": "Pool", "pool": "md0", "waiting": "md0"},
+    }
+    tc = mgmt.get(TC, *PROXMOX)
+    assert tc is not None
+    tc["status"] = dict(learnt)
+    mgmt.put(TC, tc)
+    async with running_operator(mgmt):
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Ready").get("reason") == "InvalidSpec")
+    status = (mgmt.get(TC, *PROXMOX) or {})["status"]
+    assert {key: status.get(key) for key in learnt} == learnt
+
+
 async def test_proxmox_endpoint_comes_from_the_load_balancer_ingress(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, tenant)
     svc = mgmt.get("v1/services", *PROXMOX)
