@@ -137,6 +137,15 @@ def test_each_controller_must_mount_its_own_secret() -> None:
     assert any("names the csi credentials Secret 'pve-csi-acme' outside the object that uses it" in m for m in messages)
 
 
+def test_a_controller_that_mounts_no_volume_at_all_is_a_finding() -> None:
+    """A post-render edit that drops the pod's volumes leaves the controller without its Secret."""
+    objects, bootstrap, creds = _objects()
+    ccm = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "acme-pccm")
+    del ccm["spec"]["template"]["spec"]["volumes"]
+    messages = [p.message for p in errors(audit_objects(objects, bootstrap, creds))]
+    assert "the ccm controller must name its own Secret 'pve-ccm-acme', found []" in messages
+
+
 def test_a_missing_controller_is_a_finding() -> None:
     objects, bootstrap, creds = _objects()
     objects = [o for o in objects if o["metadata"]["name"] != "acme-pcsi-controller"]

@@ -208,6 +208,23 @@ async def test_a_machine_failing_by_reason_alone_shows_the_reason(mgmt: KubeEmul
     assert stuck.detail.endswith(", failure: CreateError"), stuck.detail
 
 
+async def test_a_failing_machine_whose_reference_names_no_kind_is_still_told(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """The Machine CRD requires infrastructureRef but not its kind: the advice then says what it is."""
+    await seed_day_two(mgmt, tenant)
+    held = mgmt.get(MACHINES[0], NS, f"{NAME}-md0-c")
+    assert held is not None
+    held["spec"]["infrastructureRef"] = {"name": f"{NAME}-md0-c"}
+    held["status"] = {"phase": "Failed", "failureMessage": "no such template"}
+    mgmt.put(MACHINES[0], held)
+    stuck = find(await tree_of(mgmt), f"Machine {NAME}-md0-c")
+    assert stuck.next == (
+        f"infrastructure machine {NAME}-md0-c: no message; kubectl -n {NS} describe infrastructure machine "
+        f"{NAME}-md0-c, then the infrastructure provider's controller logs"
+    )
+
+
 async def test_a_deleting_tenant_shows_its_teardown_record(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     await seed_day_two(mgmt, tenant)
     tc = mgmt.get(PLURALS["TenantCluster"], NS, NAME)

@@ -283,6 +283,17 @@ async def test_a_name_the_watch_answered_stays_known_after_a_relist_without_it()
     assert store.answers("ns", "asked") and store.find("ns", "asked") is None
 
 
+def test_versions_that_are_not_integers_are_taken_as_they_come() -> None:
+    """resourceVersion is opaque by contract; only etcd's integers can be ordered. Any other server's
+    versions (or none) are taken in the order they arrive, as a plain informer does."""
+    store = _store()
+    store.put(_versioned("a", "v-b", "first"))
+    store.put(_versioned("a", "v-a", "second"))
+    assert (_held(store, "a") or {})["data"] == {"v": "second"}
+    store.drop(_versioned("a", "", "gone"))
+    assert _held(store, "a") is None
+
+
 def test_a_drop_in_a_namespace_never_seen_is_nothing() -> None:
     store = _store()
     store.drop({"metadata": {"name": "x", "namespace": "elsewhere", "resourceVersion": "1"}})

@@ -208,8 +208,10 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
     objects = render_cluster(cluster, scope.pools, observed, charts, images, kamaji=scope.kamaji_release)
     upgrade = scope.upgrade
     by_versions: dict[Versions, set[str]] = {}
-    for pool, versions in (upgrade.held if upgrade is not None else {}).items():
-        if upgrade is not None and versions.kubernetes and versions != upgrade.target:
+    held, target = (upgrade.held, upgrade.target) if upgrade is not None else ({}, None)
+    for pool, versions in held.items():
+        # A pool whose running version is unknown yet (its template names none) is rendered at the target.
+        if versions.kubernetes and versions != target:
             by_versions.setdefault(versions, set()).add(pool)
     for versions, pools in by_versions.items():
         at_running = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={
