@@ -14,8 +14,8 @@ mutmut 3.8 generates the mutants (`mutants/`) and maps every test to the functio
 ids built from the code under test stop matching (pytest exits 4); here each mutant runs in a fresh
 pytest process instead, with `MUTANT_UNDER_TEST` naming it, as mutmut's trampolines expect.
 
-A verdict is killed (a test failed, or the budget a hang exhausts ran out), survived (no test of the
-area's suites failed), or survived and judged equivalent in
+A verdict is killed (a test failed, the suite could not load, or the budget a hang exhausts ran out),
+survived (no test of the area's suites failed), or survived and judged equivalent in
 `docs/mutation-equivalents.tsv` (mutant name, tab, why no test can tell it from the original).
 The score is killed / (killed + survivors not judged equivalent).
 
@@ -82,12 +82,12 @@ SUITES = {
 # it. A fresh measurement gives its own seed and size: a sample no test was written against.
 SAMPLE_SIZES = {"audit": 60, "operator (apply, reconcile, teardown)": 50, "render": 70, "spec": 70}
 SEED = 14
-NO_TESTS, TIMED_OUT, USAGE_ERROR, NO_TESTS_COLLECTED = 33, 36, 4, 5
+NO_TESTS, TIMED_OUT, USAGE_ERROR, NO_TESTS_COLLECTED, LOAD_FAILED = 33, 36, 4, 5, 37
 # The confirmation over an area's whole suites leaves out the tests that run tenantctl as a child process
 # (the crash sweeps, the CLI in a subprocess): minutes of wall time each. A mutant only they would kill
 # counts as a survivor: the score errs low.
 CONFIRM_MARKERS = "not slow and not process"
-KILLED = {1, 3, TIMED_OUT}
+KILLED = {1, 3, TIMED_OUT, LOAD_FAILED}
 
 
 def area_of(relative: str) -> str | None:
@@ -165,6 +165,8 @@ def check(name: str, tests: Sequence[str], budget: float, broken: Sequence[str] 
     if done.returncode == USAGE_ERROR and any("::" in t for t in tests):
         # Ids of tests parametrized from the mutated code change with it: run their whole modules instead.
         return check(name, sorted({t.partition("::")[0] for t in tests}), budget, broken, markers)
+    if done.returncode == USAGE_ERROR and b"ImportError while loading conftest" in done.stdout + done.stderr:
+        return LOAD_FAILED  # the suite cannot even load with the mutant: every test of it would fail
     return done.returncode
 
 

@@ -146,6 +146,17 @@ def test_a_controller_that_mounts_no_volume_at_all_is_a_finding() -> None:
     assert "the ccm controller must name its own Secret 'pve-ccm-acme', found []" in messages
 
 
+def test_a_kubevirt_tenant_with_a_stray_proxmox_block_has_no_proxmox_credentials() -> None:
+    """The substrate decides which controllers run: a proxmox block left on a KubeVirt tenant renders
+    none of them, so there is no Secret to hold them to."""
+    docs = load_example("kubevirt.yaml")
+    doc(docs, "TenantCluster")["spec"]["proxmox"] = doc(load_example("proxmox.yaml"), "TenantCluster")["spec"][
+        "proxmox"]
+    (cluster,) = parse_tenant_documents(docs).clusters
+    assert cluster.spec.proxmox is not None
+    assert credentials_of(cluster) == []
+
+
 def test_a_missing_controller_is_a_finding() -> None:
     objects, bootstrap, creds = _objects()
     objects = [o for o in objects if o["metadata"]["name"] != "acme-pcsi-controller"]
