@@ -125,8 +125,8 @@ def test_new_providers_are_installed_and_dropped_ones_named(rendered: list[dict[
 def test_a_planning_render_cannot_be_compared(cli: Cli, vendored_platform: Path, tmp_path: Path) -> None:
     result = run_plan(cli, vendored_platform, render(cli, vendored_platform, components=False), tmp_path)
     assert result.exit_code == 0
-    assert f"{PROXMOX}: unchanged spec — components not compared: the previous render has no ConfigMap" in (
-        result.stdout)
+    assert f"{PROXMOX}: unchanged spec — components not compared: the previous render has no ConfigMap " \
+           "(planning mode)\n" in result.stdout
     assert "components not compared; render both with --components" in result.stderr
 
 
@@ -136,7 +136,8 @@ def test_this_render_in_planning_mode_cannot_be_compared(rendered: list[dict[str
     path = tmp_path / "previous.yaml"
     path.write_text(yaml.safe_dump_all(rendered, sort_keys=False))
     result = cli("providers", "plan", "-f", vendored_platform, "--previous", path)
-    assert f"{PROXMOX}: unchanged spec — components not compared: this render has no ConfigMap" in result.stdout
+    assert f"{PROXMOX}: unchanged spec — components not compared: this render has no ConfigMap (planning mode)\n" \
+           in result.stdout
 
 
 def test_an_uncompressed_configmap_is_compared_by_content(rendered: list[dict[str, Any]],
