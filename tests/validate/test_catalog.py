@@ -6,8 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 import tenantctl.validate as validate
+from crd_support import example_crd
 from tenantctl.problems import InvalidInput
 from tenantctl.validate import SchemaCatalog
 
@@ -116,33 +118,24 @@ def test_the_upstream_crds_load(crd_catalog: SchemaCatalog) -> None:
         assert crd_catalog.has(api_version, kind), (api_version, kind)
 
 
-LEGACY_CRD = """\
-apiVersion: apiextensions.k8s.io/v1beta1
-kind: CustomResourceDefinition
-metadata: {name: %(plural)s.legacy.example.com}
-spec:
-  group: legacy.example.com
-  names: {kind: %(kind)s, plural: %(plural)s}
-  %(versions)s
-  validation:
-    openAPIV3Schema:
-      type: object
-      properties:
-        apiVersion: {type: string}
-        kind: {type: string}
-        metadata: {type: object}
-        spec: {type: object, required: [size], properties: {size: {type: string}}}
-"""
+def _legacy_crd(kind: str, *, listed: bool) -> str:
+    """`example_crd`'s CRD as apiextensions v1beta1 wrote it: one schema in spec.validation, and a single
+    `version` (or, `listed`, versions without a schema of their own)."""
+    crd = yaml.safe_load(example_crd(kind, "{type: object, required: [size], properties: {size: {type: string}}}"))
+    crd["apiVersion"] = "apiextensions.k8s.io/v1beta1"
+    (version,) = crd["spec"].pop("versions")
+    crd["spec"]["validation"] = version.pop("schema")
+    crd["spec"] |= {"versions": [version]} if listed else {"version": version["name"]}
+    return yaml.safe_dump(crd)
 
 
 def test_a_v1beta1_crd_judges_every_version_by_its_shared_schema(tmp_path: Path) -> None:
     """apiextensions v1beta1 kept one schema for all versions in spec.validation (older providers still
     ship such files): the single `version` and each listed version without its own schema use it."""
-    (tmp_path / "one.yaml").write_text(LEGACY_CRD % {"kind": "Old", "plural": "olds", "versions": "version: v1"})
-    (tmp_path / "many.yaml").write_text(LEGACY_CRD % {
-        "kind": "Older", "plural": "olders", "versions": "versions: [{name: v1, served: true, storage: true}]"})
+    (tmp_path / "one.yaml").write_text(_legacy_crd("Old", listed=False))
+    (tmp_path / "many.yaml").write_text(_legacy_crd("Older", listed=True))
     catalog = SchemaCatalog.from_dirs([tmp_path])
-    objects = [{"apiVersion": "legacy.example.com/v1", "kind": kind, "metadata": {"name": "x", "namespace": "ns"},
+    objects = [{"apiVersion": "example.com/v1", "kind": kind, "metadata": {"name": "x", "namespace": "ns"},
                 "spec": {}} for kind in ("Old", "Older")]
     problems = validate.validate_objects(objects, catalog)
     assert sorted((p.path, p.message) for p in problems) == [
