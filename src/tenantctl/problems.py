@@ -77,7 +77,7 @@ class InvalidInput(Exception):
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: list[Problem] = list(problems)
-        if not any(p.severity is Severity.ERROR for p in self.problems):
+        if not self.errors:
             # A refusal with nothing refused would reach the user (and the operator's status) as an empty reason.
             raise ValueError(f"InvalidInput needs at least one error, got {self.problems!r}")
         super().__init__("\n".join(str(p) for p in self.problems))

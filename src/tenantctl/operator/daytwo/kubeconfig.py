@@ -8,7 +8,6 @@ name, pre-assigned address or assigned address on the Service's port.
 from __future__ import annotations
 
 import base64
-import binascii
 import copy
 from typing import Any
 from urllib.parse import urlsplit
@@ -16,6 +15,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from tenantctl.operator.kube.client import KubeClient
+from tenantctl.operator.kube.tenants import admin_kubeconfig
 from tenantctl.problems import InvalidInput, Problem
 from tenantctl.render import Names
 from tenantctl.render.exposure import expose_type
@@ -41,9 +41,8 @@ async def _tenant_cluster(api: KubeClient, namespace: str, name: str) -> TenantC
 
 async def _admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> dict[str, Any]:
     names = Names(cluster)
-    secret = await api.get(await api.require("v1", "Secret"), names.admin_kubeconfig, names.namespace)
-    data = ((secret or {}).get("data") or {}).get(KUBECONFIG_KEY)
-    if not data:
+    data = await admin_kubeconfig(api, cluster)
+    if data is None:
         raise InvalidInput([
             Problem(
                 f"TenantCluster/{names.cluster}",
@@ -54,23 +53,24 @@ async def _admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> dict[str
     return _parse_kubeconfig(data, f"Secret/{names.namespace}/{names.admin_kubeconfig}.data.{KUBECONFIG_KEY}")
 
 
-def _parse_kubeconfig(data: object, where: str) -> dict[str, Any]:
+def _parse_kubeconfig(data: str, where: str) -> dict[str, Any]:
     """The Secret's kubeconfig; anything but what Kamaji writes is a refusal naming the key, not a traceback."""
     try:
-        config = yaml.safe_load(base64.b64decode(str(data), validate=True))
-    except (binascii.Error, ValueError, yaml.YAMLError) as exc:
+        config = yaml.safe_load(base64.b64decode(data, validate=True))
+    except (ValueError, yaml.YAMLError) as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InvalidInput([Problem(where, f"is not a base64-encoded YAML kubeconfig ({reason})")]) from None
-    clusters = config.get("clusters") if isinstance(config, dict) else None
-    if not clusters or not isinstance(clusters, list) or not all(_names_a_server(entry) for entry in clusters):
+    if not isinstance(config, dict) or not _every_cluster_names_a_server(config.get("clusters")):
         raise InvalidInput([Problem(where, "is not a kubeconfig: it needs clusters[], each with cluster.server")])
-    assert isinstance(config, dict)
     return config
 
 
-def _names_a_server(entry: object) -> bool:
-    cluster = entry.get("cluster") if isinstance(entry, dict) else None
-    return isinstance(cluster, dict) and isinstance(cluster.get("server"), str)
+def _every_cluster_names_a_server(clusters: object) -> bool:
+    return isinstance(clusters, list) and bool(clusters) and all(
+        isinstance(entry, dict) and isinstance(entry.get("cluster"), dict)
+        and isinstance(entry["cluster"].get("server"), str)
+        for entry in clusters
+    )
 
 
 async def _load_balancer_host(api: KubeClient, cluster: TenantCluster) -> str | None:

@@ -11,6 +11,7 @@ import yaml
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import Connection, KubeClient, RetryPolicy
 from tenantctl.render import Names
+from tenantctl.render.kamaji import KUBECONFIG_KEY
 from tenantctl.spec import TenantCluster
 
 __all__ = [
@@ -22,7 +23,8 @@ __all__ = [
     "tenant_client",
 ]
 
-ADMIN_KUBECONFIG_KEY = "super-admin.svc"
+ADMIN_KUBECONFIG_KEY = KUBECONFIG_KEY
+"""The key of the Secret our KamajiControlPlane asks Kamaji to write the admin kubeconfig under."""
 
 
 async def admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> str | None:
