@@ -350,31 +350,21 @@ async def test_a_list_that_does_not_sync_in_time_leaves_the_read_to_the_server(m
         assert time.monotonic() - started < 4.0, "the read waited for the hanging list"
 
 
-async def test_a_list_that_fails_once_is_retried_and_the_cache_then_answers(mgmt: KubeEmulator) -> None:
+async def test_a_list_that_fails_once_is_retried_and_the_cache_then_answers(
+    mgmt: KubeEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The cache relists by itself, and at debug level says why the stream restarted."""
     mgmt.put("v1/secrets", secret("a", "MQ=="))
     mgmt.fail(Fault("GET", "secrets", status=500, times=1, message="etcd leader changed"))
     cache = WatchCache(retry_delay=0.05, sync_timeout=5.0)
     once = RetryPolicy(backoffs=())  # the client gives up at once: the cache's own retry is what relists
-    async with KubeClient(Connection.from_server(url(mgmt)), retry=once, cache=cache) as api:
-        assert (await api.get(SECRETS, "a", "ns") or {})["data"] == {"v": "MQ=="}
-        await eventually(lambda: cache.holds("v1", "secrets", "ns", "a") is not None)
-        reads = mgmt.reads
-        assert await api.get(SECRETS, "a", "ns") is not None
-        assert mgmt.reads == reads, "answered by the relisted cache"
-
-
-async def test_a_watch_restart_is_logged_with_its_reason(
-    mgmt: KubeEmulator, caplog: pytest.LogCaptureFixture
-) -> None:
-    """At debug level an operator under investigation sees why each stream restarted."""
-    mgmt.put("v1/secrets", secret("a", "MQ=="))
-    mgmt.fail(Fault("GET", "secrets", status=500, times=1, message="etcd leader changed"))
-    cache = WatchCache(retry_delay=0.05, sync_timeout=5.0)
-    once = RetryPolicy(backoffs=())
     with caplog.at_level(logging.DEBUG, logger="tenantctl.operator.kube.cache"):
         async with KubeClient(Connection.from_server(url(mgmt)), retry=once, cache=cache) as api:
-            await api.get(SECRETS, "a", "ns")
+            assert (await api.get(SECRETS, "a", "ns") or {})["data"] == {"v": "MQ=="}
             await eventually(lambda: cache.holds("v1", "secrets", "ns", "a") is not None)
+            reads = mgmt.reads
+            assert await api.get(SECRETS, "a", "ns") is not None
+            assert mgmt.reads == reads, "answered by the relisted cache"
     (restart,) = [r.getMessage() for r in caplog.records if "restarts" in r.getMessage()]
     assert restart.startswith("watch of secrets restarts: ") and "etcd leader changed" in restart, restart
 

@@ -274,8 +274,8 @@ def sweep_cuts(
             if not where.startswith("after "):
                 raise
             outcomes[where] = ["not reached"]
-        except AssertionError as exc:  # a resumed run that never converged: recorded, the sweep goes on
-            outcomes[where] = [f"not converged: {str(exc)[:200]}"]
+        except AssertionError as exc:  # never converged, or a check of the resumed run failed: the sweep goes on
+            outcomes[where] = [f"failed: {str(exc)[:200]}"]
     broken = {where: d for where, d in outcomes.items() if d and d != ["not reached"]}
     assert not broken, f"{what} cut points whose resumed run differs: {broken}"
 
