@@ -10,7 +10,7 @@ import pytest
 from tenantctl.validate.defaults import NO_DEFAULT, DefaultsTree, apply_defaults
 from tenantctl.validate.formats import KUBERNETES_FORMATS
 from tenantctl.validate.go_regex import GoRegexError, compile_go_regex, translate_go_regex
-from tenantctl.validate.names import label_value_errors, qualified_name_errors
+from tenantctl.validate.names import label_value_errors, path_segment_errors, qualified_name_errors
 from tenantctl.validate.paths import field_path, object_label, parse_field_path
 
 
@@ -114,6 +114,24 @@ def test_qualified_names(key: str, ok: bool) -> None:
 @pytest.mark.parametrize(("value", "ok"), [("", True), ("a.b-c_d", True), ("-a", False), ("a b", False)])
 def test_label_values(value: str, ok: bool) -> None:
     assert (label_value_errors(value) == []) is ok
+
+
+@pytest.mark.parametrize(
+    ("name", "errors"),
+    [
+        ("reader", []),
+        ("system:tenantctl:reader", []),
+        ("...", []),
+        (".", ["may not be '.'"]),
+        ("..", ["may not be '..'"]),
+        ("a/b", ["may not contain '/'"]),
+        ("100%", ["may not contain '%'"]),
+        ("a/%", ["may not contain '/'", "may not contain '%'"]),
+    ],
+)
+def test_path_segment_names_refuse_what_apimachinery_does(name: str, errors: list[str]) -> None:
+    """apimachinery's IsValidPathSegmentName: an RBAC object's name ends up in a URL path."""
+    assert path_segment_errors(name) == errors
 
 
 @pytest.mark.parametrize(
