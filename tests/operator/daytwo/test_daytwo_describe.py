@@ -89,6 +89,22 @@ async def test_a_silent_tenant_api_is_shown_as_such(mgmt: KubeEmulator, tenant: 
     assert (storage.mark, storage.detail) == (Mark.INFO, "not read: the tenant API did not answer")
 
 
+async def test_a_garbled_admin_kubeconfig_is_the_tenant_api_line_and_the_rest_is_described(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    await seed_day_two(mgmt, tenant)
+    secret = mgmt.get(PLURALS["Secret"], NS, f"{NAME}-admin-kubeconfig")
+    assert secret is not None
+    secret["data"]["super-admin.svc"] = "bm90IHlhbWw6IFs="  # "not yaml: ["
+    mgmt.put(PLURALS["Secret"], secret)
+    root = await tree_of(mgmt, pinned=False)
+    node = find(root, "tenant API")
+    assert node.mark is Mark.WRONG
+    assert node.detail.startswith(
+        f"admin kubeconfig Secret {NAME}-admin-kubeconfig is not a base64-encoded YAML kubeconfig (")
+    assert find(root, f"{NAME}-csi").mark is Mark.WRONG, "the management side is still described"
+
+
 async def test_capi_objects_not_created_yet_point_at_the_applied_condition(
     mgmt: KubeEmulator, tenant: KubeEmulator
 ) -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import Connection
+from tenantctl.operator.kube.tenants import UnusableKubeconfig, kubeconfig_connection
 
 pytestmark = [pytest.mark.timeout(5)]
 
@@ -31,3 +32,27 @@ async def test_a_kamaji_style_kubeconfig_gives_server_ca_and_client_certificate(
 def test_the_requeue_delay_doubles_while_waiting_and_never_exceeds_the_resync() -> None:
     settings = OperatorSettings(requeue_delay=15, resync_interval=60)
     assert [settings.requeue_delay_after(n) for n in range(5)] == [60, 15, 30, 60, 60]
+
+
+_CLUSTERS = "clusters: [{name: t, cluster: {server: 'https://t:6443'}}]\n"
+
+
+@pytest.mark.parametrize(
+    ("kubeconfig", "reason"),
+    [
+        (_CLUSTERS, "(KeyError: 'contexts')"),
+        (_CLUSTERS + "contexts: [{name: c, context: {cluster: other}}]\ncurrent-context: c\n", "(KeyError: 'other')"),
+        (_CLUSTERS + "contexts: [{name: c, context: {cluster: t, user: u}}]\ncurrent-context: c\n",
+         "(KeyError: 'u')"),
+        (_CLUSTERS + "contexts: 3\n", "(TypeError: "),
+    ],
+)
+def test_a_kubeconfig_lightkube_trips_on_is_refused_with_what_it_tripped_on(kubeconfig: str, reason: str) -> None:
+    with pytest.raises(UnusableKubeconfig) as refused:
+        kubeconfig_connection(base64.b64encode(kubeconfig.encode()).decode())
+    assert str(refused.value).startswith(f"is not a kubeconfig a connection can be made from {reason}")
+
+
+def test_a_kubeconfig_with_a_context_is_a_connection_to_its_server() -> None:
+    config = _CLUSTERS + "contexts: [{name: c, context: {cluster: t}}]\ncurrent-context: c\n"
+    assert kubeconfig_connection(base64.b64encode(config.encode()).decode()).server == "https://t:6443"

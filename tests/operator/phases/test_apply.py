@@ -297,6 +297,31 @@ async def test_a_new_tenant_is_bootstrapped_without_reading_what_cannot_exist_ye
         assert len(tenant.writes()) == writes
 
 
+async def test_an_unusable_admin_kubeconfig_is_a_condition_until_kamaji_writes_a_good_one(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """The Secret is Kamaji's, not ours: a garbled one waits with the reason, and its rewrite wakes the pass."""
+    seeded(mgmt, tenant)
+    secret = mgmt.get("v1/secrets", "tenant-acme", "acme-admin-kubeconfig")
+    assert secret is not None
+    good = secret["data"]["super-admin.svc"]
+    secret["data"]["super-admin.svc"] = base64.b64encode(b"clusters: []\n").decode()
+    mgmt.put("v1/secrets", secret)
+    async with running_operator(mgmt):
+        await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "TenantBootstrapped").get("status") == "False")
+        booted = condition(mgmt.get(TC, *PROXMOX), "TenantBootstrapped")
+        assert booted["message"] == (
+            "admin kubeconfig Secret acme-admin-kubeconfig is not a kubeconfig: it needs clusters[], each with "
+            "cluster.server"
+        )
+        assert not ready(mgmt)
+        secret = mgmt.get("v1/secrets", "tenant-acme", "acme-admin-kubeconfig")
+        assert secret is not None
+        secret["data"]["super-admin.svc"] = good
+        mgmt.put("v1/secrets", secret)
+        await eventually(lambda: ready(mgmt))
+
+
 async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:

@@ -239,6 +239,28 @@ async def test_a_provisioned_tenant_whose_kubeconfig_is_gone_reports_its_disks_a
     assert "disks may remain on the hypervisor" in tenant_step["message"]
 
 
+async def test_a_tenant_whose_kubeconfig_is_garbled_reports_its_disks_as_leftovers(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """As when the Secret is gone, and saying what is wrong with it; the later steps still run."""
+    seeded(mgmt, url(tenant))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        secret = mgmt.get("v1/secrets", "tenant-acme", "acme-admin-kubeconfig")
+        assert secret is not None
+        secret["data"]["super-admin.svc"] = "not base64!"
+        mgmt.put("v1/secrets", secret)
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=30)
+    tenant_step = step(mgmt, PROXMOX, "TenantVolumes")
+    assert tenant_step["outcome"] == "Leftover"
+    assert tenant_step["message"] == (
+        "the admin kubeconfig Secret is not a base64-encoded YAML kubeconfig (Only base64 data is allowed); "
+        "disks may remain on the hypervisor: unknown"
+    )
+    assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "later steps still ran"
+
+
 async def test_volumes_the_csi_driver_never_releases_are_listed_as_leftovers(
     mgmt: KubeEmulator, tenant: KubeEmulator
 ) -> None:

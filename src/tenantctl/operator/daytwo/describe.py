@@ -17,7 +17,7 @@ from tenantctl.credentials.findings import CredentialsFinding
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.daytwo.overview import age
 from tenantctl.operator.kube.client import APIError, KubeClient, RetryPolicy
-from tenantctl.operator.kube.tenants import admin_connection, tenant_client
+from tenantctl.operator.kube.tenants import UnusableKubeconfig, admin_connection, tenant_client
 from tenantctl.operator.phases.conditions import Reason
 from tenantctl.problems import InvalidInput
 from tenantctl.render.meta import CLUSTER_LABEL, POOL_LABEL, Names
@@ -277,7 +277,11 @@ class TenantView:
 
 async def _read_tenant(api: KubeClient, cluster: Any, names: Names, timeout: float) -> TenantView:
     view = TenantView(TreeNode("tenant API"))
-    connection = await admin_connection(api, cluster)
+    try:
+        connection = await admin_connection(api, cluster)
+    except UnusableKubeconfig as exc:
+        view.node.mark, view.node.detail = Mark.WRONG, f"admin kubeconfig Secret {names.admin_kubeconfig} {exc}"
+        return view
     if connection is None:
         view.node.mark = Mark.PROGRESS
         view.node.detail = f"no admin kubeconfig Secret {names.admin_kubeconfig} yet"

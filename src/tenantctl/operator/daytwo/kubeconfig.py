@@ -7,15 +7,12 @@ name, pre-assigned address or assigned address on the Service's port.
 
 from __future__ import annotations
 
-import base64
 import copy
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from tenantctl.operator.kube.client import KubeClient
-from tenantctl.operator.kube.tenants import admin_kubeconfig
+from tenantctl.operator.kube.tenants import UnusableKubeconfig, admin_kubeconfig, parse_kubeconfig
 from tenantctl.problems import InvalidInput, Problem
 from tenantctl.render import Names
 from tenantctl.render.exposure import expose_type
@@ -56,21 +53,9 @@ async def _admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> dict[str
 def _parse_kubeconfig(data: str, where: str) -> dict[str, Any]:
     """The Secret's kubeconfig; anything but what Kamaji writes is a refusal naming the key, not a traceback."""
     try:
-        config = yaml.safe_load(base64.b64decode(data, validate=True))
-    except (ValueError, yaml.YAMLError) as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise InvalidInput([Problem(where, f"is not a base64-encoded YAML kubeconfig ({reason})")]) from None
-    if not isinstance(config, dict) or not _every_cluster_names_a_server(config.get("clusters")):
-        raise InvalidInput([Problem(where, "is not a kubeconfig: it needs clusters[], each with cluster.server")])
-    return config
-
-
-def _every_cluster_names_a_server(clusters: object) -> bool:
-    return isinstance(clusters, list) and bool(clusters) and all(
-        isinstance(entry, dict) and isinstance(entry.get("cluster"), dict)
-        and isinstance(entry["cluster"].get("server"), str)
-        for entry in clusters
-    )
+        return parse_kubeconfig(data)
+    except UnusableKubeconfig as exc:
+        raise InvalidInput([Problem(where, str(exc))]) from None
 
 
 async def _load_balancer_host(api: KubeClient, cluster: TenantCluster) -> str | None:

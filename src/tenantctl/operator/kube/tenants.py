@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 from dataclasses import dataclass, field
+from typing import Any
 
 import yaml
 
@@ -17,9 +18,11 @@ from tenantctl.spec import TenantCluster
 __all__ = [
     "ADMIN_KUBECONFIG_KEY",
     "TenantClients",
+    "UnusableKubeconfig",
     "admin_connection",
     "admin_kubeconfig",
     "kubeconfig_connection",
+    "parse_kubeconfig",
     "tenant_client",
 ]
 
@@ -38,13 +41,45 @@ async def admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> str | Non
 _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: a tenth of the time
 
 
+class UnusableKubeconfig(ValueError):
+    """The admin kubeconfig Secret holds something no connection can be made from; the message says what,
+    as a predicate of the Secret's key ("is not a kubeconfig: ..."), so each caller names the Secret its way."""
+
+
+def parse_kubeconfig(kubeconfig: str) -> dict[str, Any]:
+    """The Secret's base64 kubeconfig, parsed; anything but a kubeconfig naming its servers is refused."""
+    try:
+        config = yaml.load(base64.b64decode(kubeconfig, validate=True), Loader=_LOADER)
+    except (ValueError, yaml.YAMLError) as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UnusableKubeconfig(f"is not a base64-encoded YAML kubeconfig ({reason})") from None
+    if not isinstance(config, dict) or not _every_cluster_names_a_server(config.get("clusters")):
+        raise UnusableKubeconfig("is not a kubeconfig: it needs clusters[], each with cluster.server")
+    return config
+
+
+def _every_cluster_names_a_server(clusters: object) -> bool:
+    return isinstance(clusters, list) and bool(clusters) and all(
+        isinstance(entry, dict) and isinstance(entry.get("cluster"), dict)
+        and isinstance(entry["cluster"].get("server"), str)
+        for entry in clusters
+    )
+
+
 def kubeconfig_connection(kubeconfig: str) -> Connection:
-    """A connection from the Secret's base64 kubeconfig."""
-    return Connection.from_kubeconfig(yaml.load(base64.b64decode(kubeconfig), Loader=_LOADER))
+    """A connection from the Secret's base64 kubeconfig. lightkube indexes the contexts and users it is
+    given without a check, so what it trips on is refused here too rather than escaping as a KeyError."""
+    config = parse_kubeconfig(kubeconfig)
+    try:
+        return Connection.from_kubeconfig(config)
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise UnusableKubeconfig(f"is not a kubeconfig a connection can be made from ({type(exc).__name__}: {exc})") \
+            from None
 
 
 async def admin_connection(api: KubeClient, cluster: TenantCluster) -> Connection | None:
-    """The tenant's admin connection, or None while Kamaji has not written the kubeconfig Secret."""
+    """The tenant's admin connection, or None while Kamaji has not written the kubeconfig Secret; a Secret
+    no connection can be made from raises `UnusableKubeconfig`."""
     kubeconfig = await admin_kubeconfig(api, cluster)
     return kubeconfig_connection(kubeconfig) if kubeconfig is not None else None
 

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import APIError, KubeClient
-from tenantctl.operator.kube.tenants import TenantClients, admin_kubeconfig, kubeconfig_connection, tenant_client
+from tenantctl.operator.kube.tenants import (
+    TenantClients,
+    UnusableKubeconfig,
+    admin_kubeconfig,
+    kubeconfig_connection,
+    tenant_client,
+)
 from tenantctl.operator.phases.apply import comparable, covers
 from tenantctl.render import Names, render_tenant_bootstrap
 from tenantctl.render.image_settings import ImagesSpec
@@ -41,11 +47,23 @@ async def bootstrap_tenant(
     if kubeconfig is None:
         return BootstrapResult(False, f"no admin kubeconfig Secret {Names(cluster).admin_kubeconfig} yet")
     if clients is None:
-        async with tenant_client(kubeconfig_connection(kubeconfig), settings) as tenant:
+        try:
+            connection = kubeconfig_connection(kubeconfig)
+        except UnusableKubeconfig as exc:
+            return _unusable(cluster, exc)
+        async with tenant_client(connection, settings) as tenant:
             return await _bootstrap(tenant, cluster, observed, settings, None, images)
     key = f"{cluster.metadata.namespace}/{cluster.metadata.name}"
-    tenant = await clients.client(key, kubeconfig, settings)
+    try:
+        tenant = await clients.client(key, kubeconfig, settings)
+    except UnusableKubeconfig as exc:
+        return _unusable(cluster, exc)
     return await _bootstrap(tenant, cluster, observed, settings, (clients, key), images)
+
+
+def _unusable(cluster: TenantCluster, exc: UnusableKubeconfig) -> BootstrapResult:
+    """Not bootstrapped, and why: Kamaji rewrites the Secret, so a later pass may find it usable."""
+    return BootstrapResult(False, f"admin kubeconfig Secret {Names(cluster).admin_kubeconfig} {exc}")
 
 
 async def _bootstrap(

@@ -19,7 +19,7 @@ from typing import Any
 
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import APIError, KubeClient, Resource
-from tenantctl.operator.kube.tenants import admin_connection, tenant_client
+from tenantctl.operator.kube.tenants import UnusableKubeconfig, admin_connection, tenant_client
 from tenantctl.operator.phases.apply import apply_inventory
 from tenantctl.operator.phases.conditions import Reason, StepOutcome, TeardownStep
 from tenantctl.operator.phases.events import Recorder
@@ -151,7 +151,10 @@ def _leftover_disks(scope: TeardownScope, why: str) -> tuple[StepOutcome, str]:
 async def _tenant_volumes(scope: TeardownScope) -> tuple[StepOutcome, str]:
     if scope.substrate != "proxmox":
         return StepOutcome.SKIPPED, "kubevirt: the disks are DataVolumes in the management cluster (step 4)"
-    connection = await admin_connection(scope.api, scope.cluster)
+    try:
+        connection = await admin_connection(scope.api, scope.cluster)
+    except UnusableKubeconfig as exc:
+        return _leftover_disks(scope, f"the admin kubeconfig Secret {exc}")
     if connection is None:
         if scope.status.get("endpoint"):
             return _leftover_disks(scope, "the admin kubeconfig Secret is gone")
