@@ -277,6 +277,9 @@ def sweep_cuts(
         except AssertionError as exc:  # never converged, or a check of the resumed run failed: the sweep goes on
             outcomes[where] = [f"failed: {str(exc)[:200]}"]
     broken = {where: d for where, d in outcomes.items() if d and d != ["not reached"]}
+    unreached = [where for where, d in outcomes.items() if d == ["not reached"]]
+    print(f"{what}: {len(outcomes)} cut points, {len(outcomes) - len(broken) - len(unreached)} equal to the uncut "
+          f"end, not reached: {unreached or 'none'}")  # the sweep's table row (pytest -rP shows it)
     assert not broken, f"{what} cut points whose resumed run differs: {broken}"
 
 
