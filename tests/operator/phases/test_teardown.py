@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -222,42 +223,41 @@ async def test_an_unreachable_tenant_is_a_reported_leftover_and_the_finalizer_st
     assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "later steps still ran"
 
 
-async def test_a_provisioned_tenant_whose_kubeconfig_is_gone_reports_its_disks_as_leftovers(
-    mgmt: KubeEmulator, tenant: KubeEmulator
+async def _delete_the_kubeconfig(mgmt: KubeEmulator) -> None:
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        await api.delete(Resource("v1", "Secret", "secrets", True), "acme-admin-kubeconfig", "tenant-acme")
+
+
+async def _garble_the_kubeconfig(mgmt: KubeEmulator) -> None:
+    secret = mgmt.get("v1/secrets", "tenant-acme", "acme-admin-kubeconfig")
+    assert secret is not None
+    secret["data"]["super-admin.svc"] = "not base64!"
+    mgmt.put("v1/secrets", secret)
+
+
+@pytest.mark.parametrize(
+    ("spoil", "why"),
+    [
+        (_delete_the_kubeconfig, "the admin kubeconfig Secret is gone"),
+        (_garble_the_kubeconfig,
+         "the admin kubeconfig Secret is not a base64-encoded YAML kubeconfig (Only base64 data is allowed)"),
+    ],
+    ids=["gone", "garbled"],
+)
+async def test_a_provisioned_tenant_without_a_usable_kubeconfig_reports_its_disks_as_leftovers(
+    mgmt: KubeEmulator, tenant: KubeEmulator, spoil: Callable[[KubeEmulator], Awaitable[None]], why: str
 ) -> None:
-    """An apiserver that existed may have made disks; without its kubeconfig nobody can free them."""
+    """An apiserver that existed may have made disks; without its kubeconfig nobody can free them. The
+    later steps still run: a garbled Secret must not hold the deletion up."""
     seeded(mgmt, url(tenant))
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt, PROXMOX))
-        async with KubeClient(Connection.from_server(url(mgmt))) as api:
-            await api.delete(Resource("v1", "Secret", "secrets", True), "acme-admin-kubeconfig", "tenant-acme")
+        await spoil(mgmt)
         await delete_cluster(mgmt, PROXMOX)
         await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=30)
     tenant_step = step(mgmt, PROXMOX, "TenantVolumes")
     assert tenant_step["outcome"] == "Leftover"
-    assert tenant_step["message"].startswith("the admin kubeconfig Secret is gone")
-    assert "disks may remain on the hypervisor" in tenant_step["message"]
-
-
-async def test_a_tenant_whose_kubeconfig_is_garbled_reports_its_disks_as_leftovers(
-    mgmt: KubeEmulator, tenant: KubeEmulator
-) -> None:
-    """As when the Secret is gone, and saying what is wrong with it; the later steps still run."""
-    seeded(mgmt, url(tenant))
-    async with running_operator(mgmt):
-        await eventually(lambda: ready(mgmt, PROXMOX))
-        secret = mgmt.get("v1/secrets", "tenant-acme", "acme-admin-kubeconfig")
-        assert secret is not None
-        secret["data"]["super-admin.svc"] = "not base64!"
-        mgmt.put("v1/secrets", secret)
-        await delete_cluster(mgmt, PROXMOX)
-        await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=30)
-    tenant_step = step(mgmt, PROXMOX, "TenantVolumes")
-    assert tenant_step["outcome"] == "Leftover"
-    assert tenant_step["message"] == (
-        "the admin kubeconfig Secret is not a base64-encoded YAML kubeconfig (Only base64 data is allowed); "
-        "disks may remain on the hypervisor: unknown"
-    )
+    assert tenant_step["message"] == f"{why}; disks may remain on the hypervisor: unknown"
     assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "later steps still ran"
 
 
