@@ -23,6 +23,7 @@ from tenantctl.validate.paths import field_path, object_label, parse_field_path
         ("ab(?i)c|d", "ab(?i:c)|(?i:d)", "D", "aC"),
         ("^[[:alpha:]]+\\z", "^[A-Za-z]+\\Z", "abc", "ab1"),
         ("^[]a]+$", "^[]a]+\\Z", "]a", "b"),
+        ("^[]]+$", "^[]]+\\Z", "]]", "a"),  # the leading `]` is a member: the next one closes the class
         # a POSIX class inside a class, after other members: its `:]` does not close the outer class
         ("^[x[:digit:]]+$", "^[x0-9]+\\Z", "x12", "x1y"),
         # RE2's `$` is the end of text: a trailing newline does not match (Python's `$` would).

@@ -105,6 +105,32 @@ async def test_a_garbled_admin_kubeconfig_is_the_tenant_api_line_and_the_rest_is
     assert find(root, f"{NAME}-csi").mark is Mark.WRONG, "the management side is still described"
 
 
+async def test_each_condition_is_marked_by_its_status_and_a_failure_reason(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    await seed_day_two(mgmt, tenant)
+    set_status(mgmt, "TenantCluster", NAME, {"phase": "Provisioning", "conditions": [
+        {"type": "Applied", "status": "True", "reason": "Applied", "message": "21 objects"},
+        {"type": "EndpointReady", "status": "False", "reason": "WaitingForEndpoint", "message": "no address"},
+        {"type": "Ready", "status": "False", "reason": "InvalidSpec", "message": "spec.version"},
+    ]})
+    conditions = find(await tree_of(mgmt, pinned=False), "conditions")
+    assert [(c.label, c.mark, c.detail) for c in conditions.children] == [
+        ("Applied=True", Mark.OK, "Applied: 21 objects"),
+        ("EndpointReady=False", Mark.PROGRESS, "WaitingForEndpoint: no address"),
+        ("Ready=False", Mark.WRONG, "InvalidSpec: spec.version"),
+    ]
+
+
+async def test_storage_classes_are_listed_in_name_order(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    await seed_day_two(mgmt, tenant)
+    for name in ("zz-retain", "aa-fast"):
+        tenant.put("storage.k8s.io/v1/storageclasses", {"metadata": {"name": name}, "provisioner": "csi.example"})
+    classes = find(await tree_of(mgmt, pinned=False), "StorageClasses")
+    assert [(c.label, c.detail) for c in classes.children] == [
+        ("aa-fast", "csi.example"), ("pve-zfs", "csi.proxmox.sinextra.dev, default"), ("zz-retain", "csi.example")]
+
+
 async def test_capi_objects_not_created_yet_point_at_the_applied_condition(
     mgmt: KubeEmulator, tenant: KubeEmulator
 ) -> None:

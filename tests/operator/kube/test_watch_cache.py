@@ -284,6 +284,24 @@ async def test_a_name_the_watch_answered_stays_known_after_a_relist_without_it()
     assert store.answers("ns", "asked") and store.find("ns", "asked") is None
 
 
+def test_a_delete_seen_while_a_name_is_being_read_wins_over_the_servers_older_answer() -> None:
+    """The watch's delete arrives between asking the server and its answer: the answer is older news,
+    and the store must not bring back an object that is gone."""
+    store = _Store(SECRETS, owned={"managed-by": "us"})
+    assert not store.answers("ns", "asked")
+    store.drop(_versioned("asked", "3", "gone"))
+    store.fetched("ns", "asked", _versioned("asked", "2", "old"))
+    assert store.answers("ns", "asked") and store.find("ns", "asked") is None
+
+
+def test_a_delete_of_a_name_never_asked_for_is_not_remembered() -> None:
+    """Every Secret deleted anywhere streams by: remembering their names would grow without bound."""
+    store = _Store(SECRETS, owned={"managed-by": "us"})
+    store.drop(_versioned("elsewhere", "3", "gone"))
+    assert store.wanted == {}
+    assert not store.answers("ns", "elsewhere"), "a name never asked for is the server's to answer"
+
+
 def test_versions_that_are_not_integers_are_taken_as_they_come() -> None:
     """resourceVersion is opaque by contract; only etcd's integers can be ordered. Any other server's
     versions (or none) are taken in the order they arrive, as a plain informer does."""

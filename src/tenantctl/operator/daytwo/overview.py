@@ -152,7 +152,7 @@ async def list_pools(api: KubeClient, namespace: str | None, now: datetime.datet
     rows: list[PoolRow] = []
     for pool in pools:
         meta, spec = pool["metadata"], pool.get("spec") or {}
-        ns, name, cluster = meta.get("namespace", ""), meta["name"], str(spec.get("cluster", "-"))
+        ns, name, cluster = meta["namespace"], meta["name"], str(spec.get("cluster", "-"))  # a namespaced kind
         pool_mds = mds.get((ns, cluster, name), [])
         ready, desired = _replicas(pool_mds)
         rows.append(PoolRow(

@@ -118,11 +118,11 @@ class _Store:
             objects.get(ns, {}).pop(name, None)  # no longer ours (a label removed)
             return
         bucket = objects.setdefault(ns, {})
-        held = bucket.get(meta.get("name", ""))
+        held = bucket.get(name)
         if held is not None and held.version is not None and held.version == meta.get("resourceVersion"):
             return  # our write's answer, then its watch event: one version, stored once
         if _newer_or_same(meta.get("resourceVersion"), held):
-            bucket[meta["name"]] = _Entry.of(obj)
+            bucket[name] = _Entry.of(obj)
 
     def drop(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
