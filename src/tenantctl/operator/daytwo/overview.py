@@ -103,7 +103,7 @@ async def machine_deployments(api: KubeClient, namespace: str | None) -> dict[tu
         meta = md["metadata"]
         labels = meta.get("labels") or {}
         if CLUSTER_LABEL in labels and POOL_LABEL in labels:
-            out.setdefault((meta.get("namespace", ""), labels[CLUSTER_LABEL], labels[POOL_LABEL]), []).append(md)
+            out.setdefault((meta["namespace"], labels[CLUSTER_LABEL], labels[POOL_LABEL]), []).append(md)
     for mds in out.values():
         mds.sort(key=lambda md: str(md["metadata"]["name"]))
     return out
@@ -130,7 +130,7 @@ async def list_tenants(api: KubeClient, namespace: str | None, now: datetime.dat
     rows: list[TenantRow] = []
     for tc in tenants:
         meta, spec, status = tc["metadata"], tc.get("spec") or {}, _status(tc)
-        ns, name = meta.get("namespace", ""), meta["name"]
+        ns, name = meta["namespace"], meta["name"]
         ready = desired = 0
         for (md_ns, cluster, _), md in mds.items():
             if (md_ns, cluster) == (ns, name):
