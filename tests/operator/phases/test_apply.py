@@ -373,10 +373,14 @@ async def test_kinds_the_cluster_does_not_serve_are_named_together_and_nothing_i
         del mgmt.resources[res]
     async with running_operator(mgmt):
         await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Applied").get("reason") == "MissingAPI")
-        applied_cond = condition(mgmt.get(TC, *PROXMOX), "Applied")
+        tc = mgmt.get(TC, *PROXMOX)
+    applied_cond = condition(tc, "Applied")
     assert applied_cond["message"] == (
         "the management cluster does not serve infrastructure.cluster.x-k8s.io/v1alpha1/ProxmoxCluster, "
         "infrastructure.cluster.x-k8s.io/v1alpha1/ProxmoxMachineTemplate; install their providers")
+    ready_cond = condition(tc, "Ready")
+    assert (ready_cond["status"], ready_cond["reason"], ready_cond["message"]) == (
+        "False", "MissingAPI", applied_cond["message"]), "Ready says why, as Applied does"
     assert [e for e in mgmt.writes() if e.plural in ("clusters", "machinedeployments")] == []
 
 
