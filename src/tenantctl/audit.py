@@ -145,7 +145,8 @@ def _check_owner_references(
             problems.error(f"{kind}/{cred.namespace}/{name}", f"the {cred.controller} controller is not rendered")
             continue
         if kind == "ProxmoxCluster":
-            actual = [owner["spec"].get("credentialsRef", {}).get("name")]
+            ref = owner["spec"].get("credentialsRef") or {}
+            actual = [ref["name"]] if ref.get("name") else []
         else:
             volumes = owner["spec"]["template"]["spec"].get("volumes", [])
             actual = [v["secret"]["secretName"] for v in volumes if v.get("name") == CREDENTIALS_VOLUME]

@@ -146,6 +146,16 @@ def test_a_controller_that_mounts_no_volume_at_all_is_a_finding() -> None:
     assert "the ccm controller must name its own Secret 'pve-ccm-acme', found []" in messages
 
 
+def test_a_proxmox_cluster_without_a_credentials_ref_is_a_finding() -> None:
+    """capmox then falls back to its own global credentials: not the tenant's Secret, and told so."""
+    objects, bootstrap, creds = _objects()
+    cluster = next(o for o in objects if o["kind"] == "ProxmoxCluster")
+    del cluster["spec"]["credentialsRef"]
+    messages = [p.message for p in errors(audit_objects(objects, bootstrap, creds))]
+    assert [m for m in messages if "capmox" in m] == [
+        "the capmox controller must name its own Secret 'capmox-acme', found []"]
+
+
 def test_a_kubevirt_tenant_with_a_stray_proxmox_block_has_no_proxmox_credentials() -> None:
     """The substrate decides which controllers run: a proxmox block left on a KubeVirt tenant renders
     none of them, so there is no Secret to hold them to."""

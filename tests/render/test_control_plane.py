@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ from tenant_support import REPO, clone, doc, load_example
 from tenantctl.render import render_tenant
 from tenantctl.spec import parse_tenant_documents
 from tenantctl.spec.quantity import parse_quantity
-from tenantctl.spec.resource_presets import DEFAULT_PRESETS, PRESETS, presets_markdown
+from tenantctl.spec.resource_presets import presets_markdown
 
 Validator = Callable[[Iterable[Mapping[str, Any]]], None]
 Docs = list[dict[str, Any]]
@@ -67,38 +66,6 @@ def test_defaults_are_cozystacks_presets(proxmox_docs: Docs) -> None:
         "requests": {"cpu": "10m", "memory": "32Mi"},
         "limits": {"cpu": "200m", "memory": "128Mi"},
     }
-
-
-def test_default_presets_per_component() -> None:
-    assert DEFAULT_PRESETS == {
-        "apiServer": "c1.medium", "controllerManager": "t1.micro", "scheduler": "t1.micro", "konnectivity": "t1.micro",
-    }
-
-
-@pytest.mark.parametrize(
-    ("name", "cpu", "memory"),
-    [
-        ("t1.nano", "250m", "128Mi"),
-        ("t1.micro", "500m", "256Mi"),
-        ("c1.medium", "2", "2Gi"),
-        ("s1.small", "1", "2Gi"),
-        ("u1.large", "4", "16Gi"),
-        ("m1.4xlarge", "32", "256Gi"),
-    ],
-)
-def test_preset_limits_match_cozy_lib(name: str, cpu: str, memory: str) -> None:
-    limits = PRESETS[name].requirements()["limits"]
-    assert limits == {"cpu": cpu, "memory": memory}
-
-
-def test_preset_requests_are_a_tenth_of_the_cpu_and_all_of_the_memory() -> None:
-    assert len(PRESETS) == 40
-    for name, preset in PRESETS.items():
-        req = preset.requirements()
-        cpu_limit, cpu_request = parse_quantity(req["limits"]["cpu"]), parse_quantity(req["requests"]["cpu"])
-        assert cpu_request * 10 == cpu_limit, name
-        assert req["requests"]["memory"] == req["limits"]["memory"], name
-        assert cpu_request >= Decimal("0.025"), name
 
 
 def test_a_preset_override_reaches_its_component_only(proxmox_docs: Docs, assert_valid: Validator) -> None:

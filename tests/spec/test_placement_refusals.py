@@ -131,6 +131,14 @@ CASES: dict[str, tuple[Edit, str, str]] = {
     ),
     "device named net0": (_dev(name="net0"), f"{POOL}.network.additionalDevices[0].name", "net1 … net31"),
     "device named net32": (_dev(name="net32"), f"{POOL}.network.additionalDevices[0].name", "net1 … net31"),
+    "two devices named alike": (
+        _net(additionalDevices=[
+            {"name": "net1", "bridge": "vmbr1", "ipv4": {"addresses": ["10.30.0.10-10.30.0.40"], "prefix": 24}},
+            {"name": "net2", "bridge": "vmbr2", "ipv4": {"addresses": ["10.40.0.10-10.40.0.40"], "prefix": 24}},
+            {"name": "net1", "bridge": "vmbr3", "ipv4": {"addresses": ["10.50.0.10-10.50.0.40"], "prefix": 24}},
+        ]),
+        f"{POOL}.network.additionalDevices[2].name", "duplicate device 'net1' (already at index 0)",
+    ),
     "device without a pool": (
         _dev(ipv4=None), f"{POOL}.network.additionalDevices[0]", "needs ipv4 and/or ipv6 addresses",
     ),
