@@ -82,7 +82,7 @@ SUITES = {
 # it. A fresh measurement gives its own seed and size: a sample no test was written against.
 SAMPLE_SIZES = {"audit": 60, "operator (apply, reconcile, teardown)": 50, "render": 70, "spec": 70}
 SEED = 14
-NO_TESTS, TIMED_OUT, USAGE_ERROR, NO_TESTS_COLLECTED, LOAD_FAILED = 33, 36, 4, 5, 37
+NO_TESTS, TIMED_OUT, INTERRUPTED, USAGE_ERROR, NO_TESTS_COLLECTED, LOAD_FAILED = 33, 36, 2, 4, 5, 37
 # The confirmation over an area's whole suites leaves out the tests that run tenantctl as a child process
 # (the crash sweeps, the CLI in a subprocess): minutes of wall time each. A mutant only they would kill
 # counts as a survivor: the score errs low.
@@ -165,8 +165,11 @@ def check(name: str, tests: Sequence[str], budget: float, broken: Sequence[str] 
     if done.returncode == USAGE_ERROR and any("::" in t for t in tests):
         # Ids of tests parametrized from the mutated code change with it: run their whole modules instead.
         return check(name, sorted({t.partition("::")[0] for t in tests}), budget, broken, markers)
-    if done.returncode == USAGE_ERROR and b"ImportError while loading conftest" in done.stdout + done.stderr:
+    output = done.stdout + done.stderr
+    if done.returncode == USAGE_ERROR and b"ImportError while loading conftest" in output:
         return LOAD_FAILED  # the suite cannot even load with the mutant: every test of it would fail
+    if done.returncode == INTERRUPTED and b"ERROR collecting" in output:
+        return LOAD_FAILED  # a test module's import-time cases raise with the mutant (the baseline collects)
     return done.returncode
 
 

@@ -109,6 +109,18 @@ def test_values_from_a_credentials_secret_is_a_finding() -> None:
     assert [p.path for p in found] == ["HelmRelease/tenant-acme/acme-csi.spec.valuesFrom[0].name"]
 
 
+def test_a_token_inside_an_object_applied_in_the_tenant_is_found_at_its_path() -> None:
+    objects, bootstrap, creds = _objects()
+    secret = next(o for o in bootstrap if o["kind"] == "Secret")
+    secret.setdefault("stringData", {})["leak"] = "PVEAPIToken=capmox@pve!capi=x"
+    found = errors(audit_objects(objects, bootstrap, creds))
+    assert {(p.path, p.message) for p in found} == {
+        (f"Secret/kube-system/{secret['metadata']['name']}.stringData.leak", "carries a Proxmox API token header"),
+        (f"Secret/kube-system/{secret['metadata']['name']}.stringData.leak",
+         "carries a Proxmox API token id (user@realm!name)"),
+    }
+
+
 def test_a_release_without_a_spec_hands_nothing_to_the_tenant() -> None:
     objects, bootstrap, creds = _objects()
     del _release(objects)["spec"]
@@ -132,9 +144,12 @@ def test_each_controller_must_mount_its_own_secret() -> None:
     ccm = next(o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "acme-pccm")
     volume = next(v for v in ccm["spec"]["template"]["spec"]["volumes"] if v["name"] == "proxmox-credentials")
     volume["secret"]["secretName"] = "pve-csi-acme"
-    messages = [p.message for p in errors(audit_objects(objects, bootstrap, creds))]
-    assert "the ccm controller must name its own Secret 'pve-ccm-acme', found ['pve-csi-acme']" in messages
-    assert any("names the csi credentials Secret 'pve-csi-acme' outside the object that uses it" in m for m in messages)
+    assert [(p.path, p.message) for p in errors(audit_objects(objects, bootstrap, creds))] == [
+        ("Deployment/tenant-acme/acme-pccm",
+         "the ccm controller must name its own Secret 'pve-ccm-acme', found ['pve-csi-acme']"),
+        ("Deployment/tenant-acme/acme-pccm.spec.template.spec.volumes[0].secret.secretName",
+         "names the csi credentials Secret 'pve-csi-acme' outside the object that uses it"),
+    ]
 
 
 def test_a_controller_that_mounts_no_volume_at_all_is_a_finding() -> None:

@@ -208,6 +208,20 @@ def test_metadata_edited_is_red(cli: Cli, vendored_platform: Path) -> None:
     assert f"{path}: ipam-in-cluster: sha256" in errors(check(cli, vendored_platform))
 
 
+def test_a_vendored_table_without_the_pinned_series_is_red_naming_its_file(
+    cli: Cli, vendored_platform: Path
+) -> None:
+    """The contract check reads the vendored metadata.yaml: its refusal must say which file to look at."""
+    path = vendored(vendored_platform, "ipam-in-cluster", "metadata.yaml")
+    lock = vendored_platform.parent / "providers.lock"
+    before = sha256(path.read_bytes())
+    path.write_text("apiVersion: clusterctl.cluster.x-k8s.io/v1alpha3\nkind: Metadata\n"
+                    "releaseSeries: [{major: 9, minor: 9, contract: v1beta1}]\n")
+    assert before in lock.read_text()
+    lock.write_text(lock.read_text().replace(before, sha256(path.read_bytes())))  # vendored so, on purpose
+    assert f"matches no release series in {path}" in errors(check(cli, vendored_platform))
+
+
 def test_a_package_never_fetched_is_red(cli: Cli, vendored_platform: Path) -> None:
     for name in ("components.yaml", "components.yaml.gz", "metadata.yaml"):
         os.remove(vendored(vendored_platform, "ipam-in-cluster", name))

@@ -287,6 +287,16 @@ def test_a_template_on_a_storage_type_the_doctor_does_not_know_cannot_be_linked_
     assert "scsi0 is on odd (type somefs), which cannot hold linked clones" in row.seen
 
 
+def test_a_template_disk_on_a_storage_the_api_does_not_list_is_of_unknown_type(
+    stand: FakePve, run_doctor: RunDoctor
+) -> None:
+    """A storage removed from storage.cfg (or hidden from the token) still names the template's disk."""
+    stand.vm(TEMPLATE).config["scsi0"] = "gone:base-9000-disk-0,size=4G"
+    (row,) = run_doctor().of("clone")
+    assert row.status is Status.FAIL
+    assert "scsi0 is on gone (type unknown), which cannot hold linked clones" in row.seen
+
+
 def test_a_template_selected_by_tags_on_another_node_than_sourcenode_warns(
     run_doctor: RunDoctor, tenant_spec: Any
 ) -> None:

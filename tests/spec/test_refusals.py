@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from tenant_support import clone, doc, load_example
 from tenantctl.cli import app
+from tenantctl.spec import parse_tenant_documents
 
 Docs = list[dict[str, Any]]
 
@@ -645,6 +646,17 @@ def test_proxmox_fields_on_a_kubevirt_cluster_are_a_warning(tmp_path: Path) -> N
     assert "warning: TenantCluster/demo.spec.proxmox: ignored" in result.stderr
     assert "warning: NodePool/md0.spec.proxmox: ignored" in result.stderr
     assert "ProxmoxMachineTemplate" not in result.stdout
+
+
+def test_an_ingress_label_with_a_value_is_a_warning_naming_the_pool() -> None:
+    """The controller's DaemonSet selects the label's empty value: `true` matches nothing."""
+    docs = clone(load_example("kubevirt.yaml"))
+    tc(docs)["spec"].setdefault("addons", {})["ingressNginx"] = {"enabled": True}
+    pool(docs)["spec"]["labels"] = {"node-role.kubernetes.io/ingress": "true"}
+    warned = {w.path: w.message for w in parse_tenant_documents(docs).warnings}
+    assert warned["NodePool/md0.spec.labels.node-role.kubernetes.io/ingress"] == (
+        "'true': the ingress controller selects the value \"\" and will not run on this pool")
+    assert "TenantCluster/demo.spec.addons.ingressNginx.enabled" in warned, "and then no pool has it"
 
 
 def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ async def test_reads_come_from_the_watch_and_changes_arrive_by_it(mgmt: KubeEmul
             assert [s["metadata"]["name"] for s in await api.list(SECRETS, "ns", {"app": "x"})] == ["a"]
             assert await api.list(SECRETS, "other-ns") == []
         assert mgmt.reads == reads, "no request once the resource is watched"
+        assert "watch v1/secrets" in {t.get_name() for t in asyncio.all_tasks()}, "a task dump names each watch"
         await other.merge_patch(SECRETS, "a", "ns", {"data": {"v": "Mg=="}})
         await eventually(lambda: api.cache is not None and
                          (api.cache.holds("v1", "secrets", "ns", "a") or {}).get("data") == {"v": "Mg=="})
@@ -300,6 +301,15 @@ def test_a_delete_of_a_name_never_asked_for_is_not_remembered() -> None:
     store.drop(_versioned("elsewhere", "3", "gone"))
     assert store.wanted == {}
     assert not store.answers("ns", "elsewhere"), "a name never asked for is the server's to answer"
+
+
+def test_our_writes_answer_and_its_watch_event_are_stored_once() -> None:
+    """One version arrives twice (the write's answer, then the event): the second is not encoded again."""
+    store = _store()
+    store.put(_versioned("a", "5", "mine"))
+    held = store.objects["ns"]["a"]
+    store.put(_versioned("a", "5", "mine"))
+    assert store.objects["ns"]["a"] is held
 
 
 def test_versions_that_are_not_integers_are_taken_as_they_come() -> None:

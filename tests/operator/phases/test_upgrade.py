@@ -140,9 +140,12 @@ async def test_the_control_plane_moves_first_then_each_pool_after_the_previous_r
     md0 = writes_of(mgmt, "machinedeployments", "demo-md0", start)
     assert kcp and big and md0
     assert kcp[0] < big[0] < md0[0], (kcp, big, md0)
-    reasons = [e["reason"] for e in mgmt.live("events") if e.get("involvedObject", {}).get("name") == NAME]
-    assert [r for r in reasons if r in {"UpgradingControlPlane", "UpgradingPool", "UpToDate"}] == [
-        "UpgradingControlPlane", "UpgradingPool", "UpgradingPool", "UpToDate"]
+    told = [(e["reason"], e["message"]) for e in mgmt.live("events")
+            if e.get("involvedObject", {}).get("name") == NAME
+            and e["reason"] in {"UpgradingControlPlane", "UpgradingPool", "UpToDate"}]
+    assert [reason for reason, _ in told] == ["UpgradingControlPlane", "UpgradingPool", "UpgradingPool", "UpToDate"]
+    assert [message for _, message in told[1:3]] == [
+        "pool big to v1.35.6 / Talos v1.13.6; then: md0", "pool md0 to v1.35.6 / Talos v1.13.6; then: done"]
 
 
 async def test_a_remediating_pool_stops_the_sequence_with_the_reason(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
