@@ -49,6 +49,8 @@ their own `../shared` default finds nothing and those tests skip; a skipped test
 PACKAGE = MUTANTS / "src" / "tenantctl"
 VERDICTS = Path(os.environ.get("TENANTCTL_MUTATION_VERDICTS", MUTANTS / "sample-verdicts.json"))
 EQUIVALENTS = ROOT / "docs" / "mutation-equivalents.tsv"
+SAMPLES = ROOT / "benchmarks" / "samples"
+"""Every sample drawn, kept as a names file: each name in them has been looked at."""
 AREAS = {
     "spec": ("spec/",),
     "render": ("render/",),
@@ -113,13 +115,17 @@ def generated() -> Iterator[tuple[str, str]]:
                 yield area, name
 
 
+def _kept_samples() -> set[str]:
+    return {line.strip() for path in SAMPLES.glob("*.txt") for line in path.read_text().splitlines() if line.strip()}
+
+
 def sample(seed: int = SEED, size: int | None = None, areas: Sequence[str] = (), unseen: bool = False) -> list[str]:
     """The first `size` (else SAMPLE_SIZES) of each area's mutants in a `seed`ed shuffle; `areas` limits
     it, and an area named with `size` 0 is taken whole (the full run that checks a sample's estimate).
-    `unseen` leaves out every mutant that already has a verdict or was judged equivalent (a verdict
-    may live in another run's file): no test can have been written against the rest. Such a sample
-    depends on the verdicts at the time, so it is kept as a names file."""
-    seen = {*verdicts(), *equivalents()} if unseen else set()
+    `unseen` leaves out every mutant that already has a verdict, was judged equivalent or is in a kept
+    sample (a run may have recorded its verdicts in a file of its own): no test can have been written
+    against the rest. Such a sample depends on the verdicts at the time, so it is kept as a names file."""
+    seen = {*verdicts(), *equivalents(), *_kept_samples()} if unseen else set()
     by_area: dict[str, list[str]] = {}
     for area, name in generated():
         if (not areas or area in areas) and name not in seen:
@@ -297,7 +303,7 @@ def main() -> None:
     sampling.add_argument("--seed", type=int, default=SEED)
     sampling.add_argument("--size", type=int, default=None, help="mutants per area (0: every mutant)")
     sampling.add_argument("--area", action="append", default=[], help="only this area (repeatable)")
-    sampling.add_argument("--unseen", action="store_true", help="leave out mutants with a verdict or an equivalence")
+    sampling.add_argument("--unseen", action="store_true", help="leave out mutants already seen")
     checking = sub.add_parser("run", help="check the named mutants (or names on stdin) and record the verdicts")
     checking.add_argument("names", nargs="*")
     checking.add_argument("--workers", type=int, default=os.cpu_count() or 2)
