@@ -175,7 +175,7 @@ def check(name: str, tests: Sequence[str], budget: float, broken: Sequence[str] 
     output = done.stdout + done.stderr
     if done.returncode == USAGE_ERROR and b"ImportError while loading conftest" in output:
         return LOAD_FAILED  # the suite cannot even load with the mutant: every test of it would fail
-    if done.returncode == INTERRUPTED and b"ERROR collecting" in output:
+    if done.returncode == INTERRUPTED and b"error during collection" in output:
         return LOAD_FAILED  # a test module's import-time cases raise with the mutant (the baseline collects)
     return done.returncode
 
