@@ -39,6 +39,7 @@ def secret(name: str, value: str, labels: dict[str, str] | None = None) -> dict[
 
 async def test_reads_come_from_the_watch_and_changes_arrive_by_it(mgmt: KubeEmulator) -> None:
     mgmt.put("v1/secrets", secret("a", "MQ==", {"app": "x"}))
+    mgmt.put("v1/secrets", secret("unlabelled", "MQ=="))
     async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache()) as api, \
             KubeClient(Connection.from_server(url(mgmt))) as other:
         assert (await api.get(SECRETS, "a", "ns") or {})["data"] == {"v": "MQ=="}
@@ -312,6 +313,15 @@ def test_our_writes_answer_and_its_watch_event_are_stored_once() -> None:
     assert store.objects["ns"]["a"] is held
 
 
+def test_an_object_that_loses_our_label_is_no_longer_held() -> None:
+    store = _Store(SECRETS, owned={"managed-by": "us"})
+    store.put({**_versioned("a", "1", "x"), "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1",
+                                                         "labels": {"managed-by": "us"}}})
+    assert _held(store, "a") is not None
+    store.put(_versioned("a", "2", "x"))
+    assert _held(store, "a") is None
+
+
 def test_versions_that_are_not_integers_are_taken_as_they_come() -> None:
     """resourceVersion is opaque by contract; only etcd's integers can be ordered. Any other server's
     versions (or none) are taken in the order they arrive, as a plain informer does."""
@@ -364,6 +374,20 @@ async def test_a_namespace_given_for_a_cluster_scoped_object_does_not_split_what
         reads = mgmt.reads
         assert await api.get(roles, "absent", "ns") is None
         assert await api.get(roles, "absent") is None
+        assert mgmt.reads == reads
+
+
+async def test_a_held_cluster_scoped_object_is_found_whatever_namespace_the_caller_passed(
+    mgmt: KubeEmulator,
+) -> None:
+    roles = Resource("rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", False)
+    mgmt.put("rbac.authorization.k8s.io/v1/clusterroles",
+             {"metadata": {"name": "ours", "labels": {"managed-by": "us"}}})
+    cache = WatchCache(owned={"managed-by": "us"})
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        assert await api.get(roles, "ours") is not None
+        reads = mgmt.reads
+        assert await api.get(roles, "ours", "ns") is not None
         assert mgmt.reads == reads
 
 
