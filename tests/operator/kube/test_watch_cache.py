@@ -353,6 +353,17 @@ async def test_a_deleted_object_that_was_asked_for_is_known_absent_without_a_rea
         assert mgmt.reads == reads, "the watch said it went: no read"
 
 
+async def test_closing_the_cache_waits_for_its_watches_to_end(mgmt: KubeEmulator) -> None:
+    """A client closed under them would leave tasks that log 'Task was destroyed but it is pending'."""
+    cache = WatchCache()
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        assert await api.list(SECRETS, "ns") == []
+        watches = [t for t in asyncio.all_tasks() if t.get_name().startswith("watch ")]
+        assert watches
+        await cache.close()
+        assert all(t.done() for t in watches)
+
+
 async def test_a_write_to_a_resource_never_read_leaves_the_cache_alone(mgmt: KubeEmulator) -> None:
     cache = WatchCache()
     async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:

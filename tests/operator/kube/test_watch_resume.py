@@ -77,6 +77,25 @@ async def test_a_stream_resumes_from_the_last_event_then_from_the_bookmark() -> 
         await runner.cleanup()
 
 
+async def test_events_after_a_bookmark_in_the_same_stream_are_applied() -> None:
+    """A bookmark only moves the version on: the stream goes on, and what follows it in the stream counts."""
+    release = asyncio.Event()
+    streams = [[
+        {"type": "BOOKMARK", "object": {"kind": "Secret", "apiVersion": "v1", "metadata": {"resourceVersion": "20"}}},
+        {"type": "ADDED", "object": {"metadata": {"name": "c", "namespace": "ns", "resourceVersion": "21"}}},
+    ]]
+    runner, server, asked, done = await scripted_server(release, streams)
+    try:
+        async with KubeClient(Connection.from_server(server), cache=WatchCache(retry_delay=0.01)) as api:
+            assert await api.list(SECRETS, "ns") != []
+            await asyncio.wait_for(done.wait(), 5)
+            assert asked == ["10", "21"], "one stream, then resumed after its last event"
+            assert "c" in {s["metadata"]["name"] for s in await api.list(SECRETS, "ns")}
+    finally:
+        release.set()
+        await runner.cleanup()
+
+
 def _deleted(version: str) -> dict[str, Any]:
     return {"type": "DELETED", "object": {"kind": "Secret", "apiVersion": "v1",
                                           "metadata": {"name": "a", "namespace": "ns", "resourceVersion": version}}}
