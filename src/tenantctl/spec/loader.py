@@ -110,10 +110,8 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list
     return models
 
 
-def _kind_hint(kind: object) -> str:
+def _kind_hint(kind: str) -> str:
     """Kinds are case-sensitive: `Nodepool` is refused, and the message says which one was meant."""
-    if not isinstance(kind, str):
-        return ""
     meant = next((k for k in (*_KINDS, *_FOREIGN_KINDS) if k.lower() == kind.lower() and k != kind), None)
     return f"; did you mean {meant!r}? (kinds are case-sensitive)" if meant else ""
 
