@@ -98,6 +98,7 @@ def test_the_table_says_which_kamaji_serves_each_minor() -> None:
     assert kamaji_key("edge-25.12.4") < kamaji_key("26.3.2-edge")  # type: ignore[operator]
     assert [minor for _, minor in KAMAJI_SERVES] == sorted({minor for _, minor in KAMAJI_SERVES})
     assert all(row.kamaji in {first for first, _ in KAMAJI_SERVES} for row in KUBERNETES.values())
+    assert all(kamaji_key(row.kamaji) is not None for row in KUBERNETES.values()), "every release of the table parses"
 
 
 def _kamaji(version: str, release: str) -> list[str]:
