@@ -249,8 +249,8 @@ def _held(store: _Store, name: str) -> dict[str, object] | None:
     return None if entry is None else dict(json.loads(entry.blob))
 
 
-def _versioned(name: str, version: str, value: str) -> dict[str, object]:
-    obj = secret(name, value)
+def _versioned(name: str, version: str, value: str, labels: dict[str, str] | None = None) -> dict[str, object]:
+    obj = secret(name, value, labels)
     obj["metadata"]["resourceVersion"] = version  # type: ignore[index]
     return obj
 
@@ -315,8 +315,7 @@ def test_our_writes_answer_and_its_watch_event_are_stored_once() -> None:
 
 def test_an_object_that_loses_our_label_is_no_longer_held() -> None:
     store = _Store(SECRETS, owned={"managed-by": "us"})
-    store.put({**_versioned("a", "1", "x"), "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "1",
-                                                         "labels": {"managed-by": "us"}}})
+    store.put(_versioned("a", "1", "x", {"managed-by": "us"}))
     assert _held(store, "a") is not None
     store.put(_versioned("a", "2", "x"))
     assert _held(store, "a") is None
