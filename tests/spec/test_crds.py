@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from pydantic import BaseModel
@@ -16,6 +17,28 @@ from tenantctl.validate import SchemaCatalog, validate_objects
 
 def test_crds_pass_the_core_schema() -> None:
     assert validate_objects(render_crds()) == []
+
+
+OPENAPI_TYPES = {"object", "array", "string", "integer", "number", "boolean"}
+
+
+def _types(schema: Any) -> Iterator[str]:
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "type" and isinstance(value, str):
+                yield value
+            elif key not in ("default", "example", "enum"):
+                yield from _types(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _types(item)
+
+
+def test_every_schema_type_is_one_the_api_server_knows() -> None:
+    """A structural schema's `type` is one of OpenAPI's six; the API server refuses the CRD otherwise."""
+    for crd in render_crds():
+        schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        assert set(_types(schema)) <= OPENAPI_TYPES, crd["metadata"]["name"]
 
 
 def test_crds_have_status_subresource_and_printer_columns() -> None:

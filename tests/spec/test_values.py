@@ -88,3 +88,21 @@ def test_pool_usable_counts_what_caip_hands_out_in_either_family() -> None:
     assert pool_usable(["192.0.2.0/28"], 33, None, 4) is None
     assert pool_usable(["192.0.2.0/28"], -1, None, 4) is None
     assert pool_usable(["not an address"], 24, None, 4) is None
+
+
+@pytest.mark.parametrize(("number", "value"), [(1.5, Decimal("1.5")), (0.25, Decimal("0.25")), (2.0, Decimal(2))])
+def test_a_yaml_float_is_its_decimal_text(number: float, value: Decimal) -> None:
+    """`cpu: 1.5` in YAML arrives as a float; it is read through its shortest text, not its binary value."""
+    assert parse_quantity(number) == value
+
+
+@pytest.mark.parametrize("number", [float("inf"), float("-inf"), float("nan")])
+def test_a_non_finite_float_is_not_a_quantity(number: float) -> None:
+    with pytest.raises(QuantityError, match="is not a finite quantity"):
+        parse_quantity(number)
+
+
+@pytest.mark.parametrize("value", [True, None, [1], {"cpu": 1}])
+def test_other_yaml_values_are_not_quantities(value: object) -> None:
+    with pytest.raises(QuantityError, match="is not a quantity"):
+        parse_quantity(value)

@@ -73,16 +73,15 @@ OWNED_VALUES: Mapping[str, tuple[str, ...]] = {
 }
 
 
-def _paths(value: Any, prefix: str, depth: int) -> Iterator[tuple[str, int]]:
-    """Every dotted key path in a values document with its depth (a mapping key is one level)."""
+def _depths(value: Any, depth: int) -> Iterator[int]:
+    """The depth of every key in a values document: a mapping key is one level, a list item one more."""
     if isinstance(value, Mapping):
-        for key, sub in value.items():
-            path = f"{prefix}.{key}" if prefix else str(key)
-            yield path, depth + 1
-            yield from _paths(sub, path, depth + 1)
+        for sub in value.values():
+            yield depth + 1
+            yield from _depths(sub, depth + 1)
     elif isinstance(value, list):
         for item in value:
-            yield from _paths(item, prefix, depth + 1)
+            yield from _depths(item, depth + 1)
 
 
 def _owned_conflicts(override: Mapping[str, Any], owned: str) -> Iterator[str]:
@@ -111,7 +110,7 @@ def check_addons(at: str, addons: AddonsSpec, problems: Problems) -> None:
         if size > MAX_OVERRIDE_BYTES:
             problems.error(base, f"{size} bytes of values, over the {MAX_OVERRIDE_BYTES}-byte limit")
             continue
-        deepest = max((d for _, d in _paths(override, "", 0)), default=0)
+        deepest = max(_depths(override, 0), default=0)
         if deepest > MAX_OVERRIDE_DEPTH:
             problems.error(base, f"nested {deepest} levels deep, over the limit of {MAX_OVERRIDE_DEPTH}")
             continue
