@@ -41,6 +41,33 @@ def test_every_schema_type_is_one_the_api_server_knows() -> None:
         assert set(_types(schema)) <= OPENAPI_TYPES, crd["metadata"]["name"]
 
 
+def _rules(schema: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    if isinstance(schema, dict):
+        for rule in schema.get("x-kubernetes-validations", []):
+            yield schema, rule
+        for value in schema.values():
+            yield from _rules(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _rules(item)
+
+
+def test_every_rule_field_path_names_a_property_of_its_schema() -> None:
+    """The API server refuses a CRD whose rule's fieldPath is not a path of the schema the rule sits on;
+    `.metadata.name` on the root included."""
+    paths = set()
+    for crd in render_crds():
+        for schema, rule in _rules(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]):
+            if "fieldPath" not in rule:
+                continue
+            node = schema
+            for part in rule["fieldPath"].removeprefix(".").split("."):
+                assert part in node.get("properties", {}), (crd["metadata"]["name"], rule["fieldPath"])
+                node = node["properties"][part]
+            paths.add(rule["fieldPath"])
+    assert {".metadata.name", ".proxmox.allowedNodes", ".talos.version"} <= paths
+
+
 def test_crds_have_status_subresource_and_printer_columns() -> None:
     for crd in render_crds():
         version = crd["spec"]["versions"][0]

@@ -348,3 +348,20 @@ def test_two_pools_with_the_same_vmid_range_are_refused_not_crashed_on() -> None
     with pytest.raises(InvalidInput) as err:
         parse_tenant_documents(_two_pools(same, same))
     assert [p.path for p in err.value.errors] == [f"{QPOOL.replace('md0', 'md1')}.vmIDRange"]
+
+
+def test_a_dual_stack_cluster_pool_is_still_checked_for_ipv4_overlaps() -> None:
+    """With ipv6Config beside ipv4Config, the cluster's IPv4 pool stays among the pools compared."""
+    dev = {"name": "net1", "bridge": "vmbr0", "vlan": 100,
+           "ipv4": {"addresses": ["192.0.2.140-192.0.2.160"], "prefix": 24}}
+
+    def edit(cluster: dict[str, Any], pool: dict[str, Any]) -> None:
+        cluster["proxmox"]["ipv6Config"] = {"addresses": ["2001:db8::10-2001:db8::80"], "prefix": 64,
+                                          "gateway": "2001:db8::1"}
+        _net(additionalDevices=[dev])(cluster, pool)
+
+    with pytest.raises(InvalidInput) as err:
+        parse_tenant_documents(docs_with(edit))
+    assert [p.path for p in err.value.errors] == [f"{QPOOL}.network.additionalDevices[0].ipv4.addresses"]
+    assert err.value.errors[0].message.startswith(
+        "192.0.2.140-192.0.2.150 is also in TenantCluster/tenant-acme/acme.spec.proxmox.ipv4Config on bridge vmbr0")

@@ -719,3 +719,13 @@ def test_a_list_in_an_override_is_one_level(inside: int, refused: bool) -> None:
         assert _errors(docs) == {base: "nested 17 levels deep, over the limit of 16"}
     else:
         parse_tenant_documents(docs)
+
+
+def test_every_bad_address_entry_is_reported_not_only_the_first() -> None:
+    docs = clone(load_example("proxmox.yaml"))
+    px(docs)["ipv4Config"]["addresses"] = ["bogus", "192.0.2.100-192.0.2.150", "10.0.0.1", "also bogus"]
+    base = "TenantCluster/acme.spec.proxmox.ipv4Config"
+    errors = _errors(docs)
+    assert {path for path in errors if path.startswith(base)} == {
+        f"{base}.addresses[0]", f"{base}.gateway", f"{base}.addresses[3]"}
+    assert "outside the /24 of addresses[2] '10.0.0.1'" in errors[f"{base}.gateway"]

@@ -22,7 +22,7 @@ from tenantctl.spec.compat import (
     check_kamaji_serves,
     check_version_change,
 )
-from tenantctl.spec.versions import KAMAJI_SERVES, KUBERNETES, kamaji_key, kamaji_serves
+from tenantctl.spec.versions import DEFAULT_TALOS_VERSION, KAMAJI_SERVES, KUBERNETES, kamaji_key, kamaji_serves
 from tenantctl.validate import SchemaCatalog
 from tenantctl.validate.transitions import validate_transition
 
@@ -180,3 +180,24 @@ def test_the_live_cluster_is_found_in_a_list_in_single_documents_and_beside_othe
         assert len(refused) == 1 and refused[0].startswith(skipped), (live, refused)
     assert _against_live([namesake]) == [], "a NodePool of that name is not the cluster"
     assert _against_live([held], "v1.34") == []
+
+
+def test_a_talos_downgrade_from_live_names_the_live_version() -> None:
+    """The live cluster's own Talos version is the one compared (and named), and a live cluster without a
+    talos block runs the default."""
+    from tenantctl.spec.compat import check_input_against_live
+
+    docs = load_example("kubevirt.yaml")
+    docs[0]["spec"]["talos"]["version"] = "v1.11.5"
+    held = copy.deepcopy(load_example("kubevirt.yaml")[0])
+    held["spec"]["talos"]["version"] = "v1.12.4"
+    problems = Problems()
+    check_input_against_live(parse_tenant_documents(docs).clusters, [held], problems)
+    assert [p.message for p in problems.errors] == [
+        "Talos v1.11.5 is a minor older than the running v1.12.4: the workers' machine config is written for the "
+        "running minor"]
+    del held["spec"]["talos"]
+    problems = Problems()
+    check_input_against_live(parse_tenant_documents(docs).clusters, [held], problems)
+    assert [p.message.split(":")[0] for p in problems.errors] == [
+        f"Talos v1.11.5 is a minor older than the running {DEFAULT_TALOS_VERSION}"]
