@@ -186,6 +186,13 @@ async def run(
                 idle_profiler.dump_stats(f"{profile}.idle")
             idle_after = await emulators.ask("counters")
             idle_writes = await emulators.ask("writes_since", idle_before["writes"])
+            # The first resync after creation renders and compares everything; from then on a pass whose
+            # inputs and inventory versions are those it verified renders nothing (`apply.Verified`).
+            steady_cpu = time.process_time()
+            await resync_every(ctx, keys)
+            steady_cpu = time.process_time() - steady_cpu
+            steady_after = await emulators.ask("counters")
+            idle_writes += await emulators.ask("writes_since", idle_after["writes"])
     emulators_cpu = at_create["cpu"] - before["cpu"]
     operator_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     emulators_peak = at_create["peak_mib"]  # its own peak, asked over the pipe (after creation)
@@ -200,9 +207,11 @@ async def run(
     if show_requests:
         print("\n".join(requests_table(requests_at_create - requests_before, tenants)))
     print(f"peak memory (operator process): {operator_peak:.0f} MiB (emulators' process: {emulators_peak:.0f} MiB)")
-    print(f"operator CPU per tenant per idle resync: {1000 * idle_cpu / tenants:.2f} ms")
-    print(f"reads per tenant per idle resync: {(idle_after['reads'] - idle_before['reads']) / tenants:.2f}")
-    print(f"idle resync writes: {len(idle_writes)}")
+    print(f"operator CPU per tenant per idle resync: {1000 * idle_cpu / tenants:.2f} ms (the first after creation, "
+          f"rendering and comparing everything); {1000 * steady_cpu / tenants:.2f} ms (the next, verified)")
+    print(f"reads per tenant per idle resync: {(idle_after['reads'] - idle_before['reads']) / tenants:.2f} "
+          f"(the next: {(steady_after['reads'] - idle_after['reads']) / tenants:.2f})")
+    print(f"idle resync writes: {len(idle_writes)} (both resyncs)")
     for line in idle_writes:
         print(f"  idle write: {line}")
     return 0 if not idle_writes else 1

@@ -213,6 +213,28 @@ async def test_a_list_without_a_namespace_answers_from_every_namespace_held(mgmt
         assert mgmt.tally["LIST", "secrets"] == lists, "answered by the cache"
 
 
+async def test_versions_answer_what_a_list_would_without_decoding(mgmt: KubeEmulator) -> None:
+    """name → resourceVersion of exactly the objects `list` answers; None where the cache cannot answer."""
+    ours = {"managed-by": "us"}
+    mgmt.put("v1/secrets", secret("a", "MQ==", {**ours, "tenant": "t1"}))
+    mgmt.put("v1/secrets", secret("b", "MQ==", {**ours, "tenant": "t2"}))
+    mgmt.put("v1/secrets", {**secret("c", "MQ==", {**ours, "tenant": "t1"}), "metadata": {
+        "name": "c", "namespace": "elsewhere", "labels": {**ours, "tenant": "t1"}}})
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache(owned=ours)) as api, \
+            KubeClient(Connection.from_server(url(mgmt))) as direct:
+        t1 = {**ours, "tenant": "t1"}
+        listed = {s["metadata"]["name"]: s["metadata"]["resourceVersion"] for s in await api.list(SECRETS, "ns", t1)}
+        assert await api.versions(SECRETS, "ns", t1) == listed == {"a": listed["a"]}
+        assert set(await api.versions(SECRETS, None, t1) or {}) == {"a", "c"}
+        before = listed["a"]
+        await direct.merge_patch(SECRETS, "a", "ns", {"data": {"v": "Mg=="}})
+        await eventually(lambda: api.cache is not None and
+                         (api.cache.holds("v1", "secrets", "ns", "a") or {}).get("data") == {"v": "Mg=="})
+        assert (await api.versions(SECRETS, "ns", t1) or {})["a"] != before
+        assert await api.versions(SECRETS, "ns", {"tenant": "t1"}) is None, "not ours: the cache does not hold all"
+        assert await direct.versions(SECRETS, "ns", t1) is None, "no cache, no cheap answer"
+
+
 def test_a_resource_never_read_holds_nothing() -> None:
     assert WatchCache().holds("v1", "secrets", "ns", "x") is None
 

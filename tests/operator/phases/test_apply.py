@@ -23,7 +23,7 @@ from operator_support import (
 
 from tenant_support import doc, load_example
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
-from tenantctl.operator.phases.apply import comparable
+from tenantctl.operator.phases.apply import _versions_digest, comparable
 from tenantctl.operator.runtime.handlers import OperatorContext
 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
@@ -141,6 +141,61 @@ async def test_a_second_pass_writes_nothing(mgmt: KubeEmulator, tenant: KubeEmul
         await one_more_pass(ctx)
         assert mgmt.write_requests[mgmt_writes:] == [], "not even a no-op apply"
         assert tenant.write_requests[tenant_writes:] == []
+
+
+MACHINE_DEPLOYMENTS = Resource("cluster.x-k8s.io/v1beta1", "MachineDeployment", "machinedeployments", True)
+HEALTH_CHECKS = Resource("cluster.x-k8s.io/v1beta1", "MachineHealthCheck", "machinehealthchecks", True)
+
+
+def held(ctx: OperatorContext, res: Resource, name: str) -> dict[str, Any] | None:
+    assert ctx.api.cache is not None
+    return ctx.api.cache.holds(res.api_version, res.plural, "tenant-acme", name)
+
+
+async def test_a_pass_that_found_everything_in_place_is_trusted_until_something_changes(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """A pass that wrote nothing leaves its word; the next, with the same inputs and inventory versions,
+    renders and compares nothing (the same word stands), and writes nothing."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        word = ctx.verified[PROXMOX]
+        assert set(word.kinds) == set(mgmt.get(TC, *PROXMOX)["status"]["inventory"])
+        since = len(mgmt.write_requests)
+        await one_more_pass(ctx)
+        assert ctx.verified[PROXMOX] is word, "the same word: nothing was rendered or compared"
+        assert mgmt.write_requests[since:] == []
+
+
+@pytest.mark.parametrize("change", ["edited", "deleted"])
+async def test_a_trusted_tenant_whose_object_was_changed_by_someone_is_repaired(
+    mgmt: KubeEmulator, tenant: KubeEmulator, change: str
+) -> None:
+    """Any write to the inventory changes its versions, so the next pass renders and compares again."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        word = ctx.verified[PROXMOX]
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            if change == "edited":
+                await api.merge_patch(MACHINE_DEPLOYMENTS, "acme-md0", "tenant-acme", {"spec": {"replicas": 9}})
+                await eventually(lambda: (held(ctx, MACHINE_DEPLOYMENTS, "acme-md0") or {})["spec"]["replicas"] == 9)
+            else:
+                await api.delete(HEALTH_CHECKS, "acme-md0", "tenant-acme")
+                await eventually(lambda: held(ctx, HEALTH_CHECKS, "acme-md0") is None)
+        since = len(mgmt.write_requests)
+        await one_more_pass(ctx)
+        assert ctx.verified.get(PROXMOX) is not word
+        sent = [(p, n) for _, p, _, n in mgmt.write_requests[since:] if p not in ("events", "tenantclusters")]
+        assert sent == [("machinedeployments" if change == "edited" else "machinehealthchecks", "acme-md0")]
+        md = mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0")
+        assert md is not None and md["spec"]["replicas"] == 2
+        assert mgmt.get("cluster.x-k8s.io/v1beta1/machinehealthchecks", "tenant-acme", "acme-md0") is not None
+        await one_more_pass(ctx)
+        assert ctx.verified.get(PROXMOX) is not None, "the repairing pass wrote; the one after finds it in place"
 
 
 async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
@@ -498,3 +553,10 @@ def test_a_secret_is_compared_by_its_data_and_string_data_together() -> None:
         "data": {"kept": base64.b64encode(b"as data").decode(),
                  "folded": base64.b64encode(b"as string data").decode()},
     }
+
+
+def test_the_inventory_digest_is_of_the_set_and_unknown_with_an_unversioned_object() -> None:
+    one = [("v1/Secret", "a", "1"), ("apps/v1/Deployment", "a", "7")]
+    assert _versions_digest(one) == _versions_digest(reversed(one)) != _versions_digest([one[0]])
+    assert _versions_digest(one) != _versions_digest([one[0], ("apps/v1/Deployment", "a", "8")])
+    assert _versions_digest([*one, ("v1/Secret", "b", None)]) is None, "no version: no way to tell a change"

@@ -228,6 +228,19 @@ class WatchCache:
         )
         return [e.decoded() for bucket in buckets for e in bucket.values() if _labels_match(e.labels, labels)]
 
+    async def versions(
+        self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str]
+    ) -> dict[str, str | None] | None:
+        """What `list` would answer, as name → resourceVersion, without decoding an object; None when the
+        cache cannot answer (the caller must list)."""
+        store = await self._store(api, res)
+        if store is None or (store.owned is not None and not _labels_match(labels, store.owned)):
+            return None
+        buckets = [store.objects.get(namespace, {})] if res.namespaced and namespace is not None else list(
+            store.objects.values()
+        )
+        return {name: e.version for bucket in buckets for name, e in bucket.items() if _labels_match(e.labels, labels)}
+
     def holds(self, api_version: str, plural: str, namespace: str | None, name: str) -> Obj | None:
         """The copy held now, without waiting or asking (what a test waits on after changing the server)."""
         store = self._stores.get((api_version, plural))

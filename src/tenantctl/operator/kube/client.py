@@ -270,6 +270,10 @@ class ReadCache(Protocol):
         self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None
     ) -> list[Obj] | None: ...
 
+    async def versions(
+        self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str]
+    ) -> dict[str, str | None] | None: ...
+
     def wrote(self, res: Resource, obj: Obj) -> None: ...
 
     async def close(self) -> None: ...
@@ -376,6 +380,13 @@ class KubeClient:
         params = {"labelSelector": selector(labels)} if labels else {}
         items, _ = await self._list(res, namespace, params)
         return items
+
+    async def versions(
+        self, res: Resource, namespace: str | None, labels: Mapping[str, str]
+    ) -> dict[str, str | None] | None:
+        """name → resourceVersion of what `list` would answer, when a watch holds it (None: no such cheap
+        answer; list instead)."""
+        return None if self.cache is None else await self.cache.versions(self, res, namespace, labels)
 
     async def list_versioned(self, res: Resource) -> tuple[Objs, str]:
         """Every object of `res` in every namespace, from the server, with the list's resourceVersion."""

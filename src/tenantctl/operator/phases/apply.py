@@ -7,6 +7,7 @@ so an object this tenant rendered before and no longer renders is found by one l
 from __future__ import annotations
 
 import base64
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,11 +21,13 @@ __all__ = [
     "REPLACE_ON_IMMUTABLE",
     "ApplyResult",
     "MissingAPIError",
+    "Verified",
     "apply_inventory",
     "apply_shared",
     "comparable",
     "covers",
     "kind_key",
+    "still_verified",
 ]
 
 Obj = dict[str, Any]
@@ -40,6 +43,19 @@ class MissingAPIError(Exception):
         self.kinds = list(kinds)
 
 
+@dataclass(frozen=True)
+class Verified:
+    """A pass found every object it rendered in place and nothing to prune: what it rendered from (a
+    digest of the render's inputs) and the resourceVersions of the live inventory it compared. While
+    both are unchanged the next pass would render and compare the same objects to the same end, so it
+    need not: an idle resync's render and compare were most of its CPU. Any write to the inventory, by
+    anyone, changes a resourceVersion."""
+
+    inputs: bytes
+    live: bytes
+    kinds: tuple[str, ...]
+
+
 @dataclass
 class ApplyResult:
     """What one pass changed, by `Kind/name`; empty lists mean the pass wrote nothing."""
@@ -48,6 +64,8 @@ class ApplyResult:
     replaced: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
+    verified: Verified | None = None
+    """Set when this pass wrote nothing and the live inventory's versions are all known."""
 
     @property
     def wrote(self) -> bool:
@@ -109,6 +127,35 @@ async def _resources(api: KubeClient, keys: Iterable[str]) -> dict[str, Resource
     return found
 
 
+def _versions_digest(versions: Iterable[tuple[str, str, str | None]]) -> bytes | None:
+    """One digest of the live inventory's versions; None if one is unknown (nothing to tell a change by)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for key, name, version in sorted(versions, key=lambda v: (v[0], v[1])):
+        if version is None:
+            return None
+        digest.update(f"{key}\0{name}\0{version}\n".encode())
+    return digest.digest()
+
+
+async def still_verified(
+    api: KubeClient, verified: Verified | None, inputs: bytes, *, cluster: str, namespace: str
+) -> bool:
+    """Whether the last verified pass still holds: the same inputs, and the watch cache holds the same
+    versions of the inventory (without a cache there is no cheap answer: render and compare)."""
+    if verified is None or verified.inputs != inputs:
+        return False
+    versions: list[tuple[str, str, str | None]] = []
+    for key in verified.kinds:
+        res = await api.resource(*_split(key))
+        if res is None:
+            return False
+        held = await api.versions(res, *inventory_scope(cluster, namespace, namespaced=res.namespaced))
+        if held is None:
+            return False
+        versions += [(key, name, version) for name, version in held.items()]
+    return _versions_digest(versions) == verified.live
+
+
 async def apply_inventory(
     api: KubeClient,
     desired: Sequence[Obj],
@@ -119,8 +166,11 @@ async def apply_inventory(
     keep: Iterable[tuple[str, str]],
     recorder: Recorder,
     prune: bool = True,
+    inputs: bytes | None = None,
 ) -> ApplyResult:
-    """Converge the inventory of one cluster on `desired`; `keep` lists (kind, name) never pruned."""
+    """Converge the inventory of one cluster on `desired`; `keep` lists (kind, name) never pruned.
+    `inputs`: the digest of what `desired` was rendered from, kept in `result.verified` if nothing is
+    written."""
     result = ApplyResult()
     desired_keys = [kind_key(o) for o in desired]
     resources = await _resources(api, desired_keys)
@@ -155,6 +205,12 @@ async def apply_inventory(
             await api.delete(res, name, obj["metadata"].get("namespace") if res.namespaced else None)
             result.pruned.append(_ref(obj))
             recorder.info(str(Reason.APPLIED), f"pruned {_ref(obj)}: no longer rendered")
+    if inputs is not None and prune and not result.wrote:
+        compared = _versions_digest(
+            (key, name, obj["metadata"].get("resourceVersion")) for (key, name), obj in live.items()
+        )
+        if compared is not None:
+            result.verified = Verified(inputs, compared, tuple(result.kinds))
     return result
 
 

@@ -9,6 +9,7 @@ A refusal stops at validate and becomes `Ready=False/InvalidSpec`; it never rais
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,14 @@ from typing import Any
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import APIError, KubeClient
 from tenantctl.operator.kube.tenants import TenantClients
-from tenantctl.operator.phases.apply import ApplyResult, MissingAPIError, apply_inventory, apply_shared
+from tenantctl.operator.phases.apply import (
+    ApplyResult,
+    MissingAPIError,
+    Verified,
+    apply_inventory,
+    apply_shared,
+    still_verified,
+)
 from tenantctl.operator.phases.bootstrap import BootstrapResult, bootstrap_tenant
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.credentials import CredentialsCheck, check_credentials
@@ -74,6 +82,8 @@ class Scope:
     upgrade_since: str | None = None
     running: dict[str, Any] = field(default_factory=dict)
     """What runs where, for `status.versions`: the control plane's version and each pool's."""
+    verified: Verified | None = None
+    """The last pass's word that its render was in place (None: render and compare)."""
 
     @property
     def generation(self) -> int | None:
@@ -113,16 +123,7 @@ async def reconcile(scope: Scope) -> PassResult:
             scope.api, scope.cluster, talos, scope.settings.management_cluster_domain
         )
         await _upgrade_stage(scope)
-        objects = _render(scope, scope.observation.observed)
-        scope.applied = await apply_inventory(
-            scope.api,
-            objects,
-            cluster=scope.cluster.metadata.name,
-            namespace=scope.cluster.metadata.namespace,
-            previous_kinds=scope.current_status.get("inventory") or [],
-            keep=_kept(scope),
-            recorder=scope.recorder,
-        )
+        scope.applied = await _apply(scope)
         if scope.observation.observed is not None:  # the add-ons, and so their sources, need the endpoint
             scope.applied.applied += await apply_shared(scope.api, _chart_sources(scope))
         scope.credentials = await check_credentials(scope.api, scope.cluster)
@@ -198,6 +199,44 @@ async def _upgrade_stage(scope: Scope) -> None:
                                 f"every part runs {decision.target.kubernetes} / Talos {decision.target.talos}")
     if decision.stalled and previous.get("stalled") != decision.stalled:
         scope.recorder.warn(str(Reason.UPGRADE_STALLED), decision.stalled)
+
+
+async def _apply(scope: Scope) -> ApplyResult:
+    """Render and apply, unless the last verified pass had these inputs and the inventory is as it saw it."""
+    assert scope.cluster is not None and scope.observation is not None
+    cluster, namespace = scope.cluster.metadata.name, scope.cluster.metadata.namespace
+    previous_kinds, keep = scope.current_status.get("inventory") or [], _kept(scope)
+    inputs = _render_inputs(scope, previous_kinds, keep)
+    if await still_verified(scope.api, scope.verified, inputs, cluster=cluster, namespace=namespace):
+        assert scope.verified is not None
+        return ApplyResult(kinds=list(scope.verified.kinds), verified=scope.verified)
+    return await apply_inventory(
+        scope.api,
+        _render(scope, scope.observation.observed),
+        cluster=cluster,
+        namespace=namespace,
+        previous_kinds=previous_kinds,
+        keep=keep,
+        recorder=scope.recorder,
+        inputs=inputs,
+    )
+
+
+def _render_inputs(scope: Scope, previous_kinds: Sequence[str], keep: set[tuple[str, str]]) -> bytes:
+    """A digest of everything `_render` and the prune read: the render is a pure function of these, so
+    equal inputs render equal objects (the process's own code is fixed while its memory of them lives)."""
+    assert scope.cluster is not None and scope.observation is not None
+    digest = hashlib.blake2b(digest_size=16)
+    observed = scope.observation.observed
+    platform = scope.platform
+    for model in (scope.cluster, *scope.pools, observed, platform.charts, platform.images):
+        digest.update(model.model_dump_json().encode() if model is not None else b"null")
+        digest.update(b"\0")
+    upgrade = scope.upgrade
+    held = sorted(upgrade.held.items()) if upgrade is not None else []
+    target = upgrade.target if upgrade is not None else None
+    digest.update(repr((scope.kamaji_release, held, target, sorted(previous_kinds), sorted(keep))).encode())
+    return digest.digest()
 
 
 def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:

@@ -24,6 +24,7 @@ from tenantctl.operator.install.webhook import CLUSTER_WEBHOOK, POOL_WEBHOOK
 from tenantctl.operator.kube.cache import Extra, WatchCache
 from tenantctl.operator.kube.client import APIError, Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.kube.tenants import TenantClients
+from tenantctl.operator.phases.apply import Verified
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.events import object_logger
 from tenantctl.operator.phases.platform import PLATFORMS, PlatformReader, PlatformSettings
@@ -171,6 +172,8 @@ class OperatorContext:
     platform: PlatformReader = field(default_factory=PlatformReader)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
+    verified: dict[Key, Verified] = field(default_factory=dict)
+    """Per cluster, the last pass's word that its render was in place (a few dozen bytes each)."""
     triggers: Triggers = field(default_factory=Triggers)
     metrics: Metrics = field(default_factory=Metrics)
     _metrics_server: web.AppRunner | None = None
@@ -327,9 +330,14 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     scope = Scope(
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
         tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji, platform=platform,
-        kamaji_release=await kamaji_release(ctx, api, platform),
+        kamaji_release=await kamaji_release(ctx, api, platform), verified=ctx.verified.get(key),
     )
     result = await reconcile(scope)
+    verified = scope.applied.verified if scope.applied is not None else None
+    if verified is not None:
+        ctx.verified[key] = verified
+    else:
+        ctx.verified.pop(key, None)
     await _write_status(api, TENANT_CLUSTERS, body, result.status)
     for pool in pools:
         await _write_status(api, NODE_POOLS, pool, result.pool_status[pool["metadata"]["name"]])
@@ -469,6 +477,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 await _write_status(api, TENANT_CLUSTERS, current, wanted)
 
         await ctx.tenant_clients.forget(f"{namespace}/{name}")
+        ctx.verified.pop((namespace, name), None)
         ctx.triggers.forget("TenantCluster", namespace, name)
         async with ctx.lock((namespace, name)):
             scope = TeardownScope(
