@@ -113,6 +113,7 @@ class Emulators:
         return [
             f"{entry.verb} {entry.plural} {entry.namespace}/{entry.name}"
             + (f" ({', '.join(entry.fields)})" if entry.fields else "")
+            + (f" [{entry.said}]" if entry.said else "")
             for emulator, mark in zip(self.every, marks, strict=True)
             for entry in emulator.writes()[mark:]
         ]

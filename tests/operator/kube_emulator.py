@@ -105,6 +105,19 @@ class JournalEntry:
     fields: tuple[str, ...] = ()
     """For a patch: the paths it set (`status.conditions`, `metadata.annotations.<key>`), so a write
     nobody expected names what it changed."""
+    said: str = ""
+    """For a status patch: the phase and every condition not True it wrote (`Type=False/Reason`), so a
+    status that flips names the check that failed."""
+
+
+def _status_said(patch: Any) -> str:
+    status = patch.get("status") if isinstance(patch, dict) else None
+    if not isinstance(status, dict):
+        return ""
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict) and c.get("status") != "True"]
+    parts = [f"phase={status['phase']}"] if "phase" in status else []
+    parts += [f"{c.get('type')}={c.get('status')}/{c.get('reason')}: {c.get('message')}" for c in conditions]
+    return "; ".join(parts)
 
 
 @dataclass
@@ -402,10 +415,13 @@ class KubeEmulator(kmock.KubernetesEmulator):
         await self._buses[request.resource].put({"type": kind, "object": copy.deepcopy(body)})
 
     def _note(
-        self, verb: str, request: rendering.Request, namespace: str | None, name: str, fields: tuple[str, ...] = ()
+        self, verb: str, request: rendering.Request, namespace: str | None, name: str, fields: tuple[str, ...] = (),
+        said: str = "",
     ) -> None:
         assert request.resource is not None
-        self.journal.append(JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", namespace, name, fields))
+        self.journal.append(
+            JournalEntry(next(_SEQUENCE), verb, request.resource.plural or "", namespace, name, fields, said)
+        )
 
     async def _create(self, request: rendering.Request, plural: str) -> dict[str, Any]:
         body: dict[str, Any] = request.data  # parsed for this request alone
@@ -466,7 +482,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         if body.get("spec") != current.get("spec"):
             meta["generation"] = int(meta.get("generation", 1)) + 1
         meta["resourceVersion"] = str(next(self._rv))
-        self._note("patch", request, request.namespace, request.name or "", _patched_paths(patch))
+        self._note("patch", request, request.namespace, request.name or "", _patched_paths(patch), _status_said(patch))
         if meta.get("deletionTimestamp") and not meta.get("finalizers"):
             obj.delete()
             await self._publish(request, "DELETED", body)
