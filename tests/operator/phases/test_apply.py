@@ -198,6 +198,20 @@ async def test_a_trusted_tenant_whose_object_was_changed_by_someone_is_repaired(
         assert ctx.verified.get(PROXMOX) is not None, "the repairing pass wrote; the one after finds it in place"
 
 
+async def test_a_deleted_tenant_leaves_no_word_behind(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    """The operator's memory of verified passes ends with the tenant (it would grow with every tenant ever seen)."""
+    seeded(mgmt, tenant)
+    clusters = Resource("tenantctl.io/v1alpha1", "TenantCluster", "tenantclusters", True)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        assert PROXMOX in ctx.verified
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            await api.delete(clusters, "acme", "tenant-acme")
+        await eventually(lambda: mgmt.get(TC, *PROXMOX) is None, timeout=10)
+        assert PROXMOX not in ctx.verified
+
+
 async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
