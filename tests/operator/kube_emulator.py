@@ -249,6 +249,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     named_reads: Counter[tuple[str, str | None, str]] = attrs.field(factory=Counter, init=False)
     """GETs of one object by (plural, namespace, name): what a client asked the server rather than its cache."""
     """Requests by (verb, resource plural or path): where a benchmark's requests come from."""
+    list_limits: Counter[tuple[str, str | None]] = attrs.field(factory=Counter, init=False)
+    """LIST requests by (resource, the `limit` they asked for; None: the whole list in one answer)."""
     busy: float = attrs.field(default=0.0, init=False)
     """Seconds spent answering requests: the emulator's share of a benchmark's time."""
     accepted_tokens: frozenset[str] | None = None
@@ -344,6 +346,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
         if request.method == kmock.method.GET and request.action != kmock.action.WATCH:
             self.reads += 1
         self.tally[self._verb(request), self._what(request)] += 1
+        if request.action == kmock.action.LIST:
+            self.list_limits[self._what(request), request.params.get("limit")] += 1
         if request.method == kmock.method.GET and request.action == kmock.action.FETCH and request.name:
             self.named_reads[self._what(request), request.namespace, request.name] += 1
         header = request.headers.get("Authorization", "")

@@ -24,7 +24,7 @@ from operator_support import (
 from tenant_support import doc, load_example
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.phases.apply import _versions_digest, comparable
-from tenantctl.operator.runtime.handlers import OperatorContext
+from tenantctl.operator.runtime.handlers import LIST_PAGE_SIZE, OperatorContext
 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
 
@@ -129,6 +129,18 @@ async def test_talos_secrets_are_generated_once_in_their_formats_and_never_overw
     assert len(base64.b64decode(values["clusterID"])) == 32
     assert len(base64.b64decode(values["clusterSecret"])) == 32
     assert [(v, n) for v, p, n in applied(mgmt) if p == "secrets"] == [("create", "acme-talos-secrets")]
+
+
+async def test_tenant_clusters_and_pools_are_listed_a_page_at_a_time(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    """kopf's lists and the cache's alike: one answer holding every tenant is one allocation of every shard's."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt))
+    for plural in ("tenantclusters", "nodepools"):
+        limits = {limit for (what, limit), _ in mgmt.list_limits.items() if what == plural}
+        assert limits == {str(LIST_PAGE_SIZE)}, (plural, mgmt.list_limits)
+    lists = sum(n for (what, _), n in mgmt.list_limits.items() if what == "tenantclusters")
+    assert lists >= 2, "kopf's and the cache's"
 
 
 async def test_a_second_pass_writes_nothing(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
