@@ -9,6 +9,8 @@ from kube_emulator import KubeEmulator
 from operator_support import eventually, running_operator
 from test_teardown import KUBEVIRT, TC, delete_cluster, gone, last_seen, ready, seeded, step, url
 
+from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
 
 AUTOSCALER = "demo-cluster-autoscaler"
@@ -84,3 +86,27 @@ async def test_an_autoscaler_that_does_not_stop_in_time_is_deleted_and_said_so(
         await eventually(lambda: gone(mgmt, TC, *KUBEVIRT))
     assert gone(mgmt, DEPLOYMENTS, "tenant-demo", AUTOSCALER)
     assert f"Deployment/{AUTOSCALER} (its pods still ran after 2s)" in step(mgmt, KUBEVIRT, "ClusterAPI")["message"]
+
+
+async def test_an_autoscaler_gone_before_its_scale_down_is_the_step_done_not_a_retry(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """During a layout handover two shards tear one tenant down at once: the other may delete the
+    autoscaler between this one's read and its patch. The 404 means it is gone, not a handler failure
+    that kopf retries a minute later (seen once, under load, in the two-layouts test)."""
+    seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
+    deployments = Resource("apps/v1", "Deployment", "deployments", True)
+    vanished: list[str] = []
+    async with running_operator(mgmt), KubeClient(Connection.from_server(url(mgmt))) as other:
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+
+        async def the_other_shard_first(method: str, plural: str) -> None:
+            if method == "PATCH" and plural == "deployments" and not vanished:
+                vanished.append(plural)
+                await other.delete(deployments, AUTOSCALER, "tenant-demo")
+
+        mgmt.before_write = the_other_shard_first
+        await delete_cluster(mgmt, KUBEVIRT)
+        await eventually(lambda: gone(mgmt, TC, *KUBEVIRT), timeout=10)
+    assert vanished, "the patch met an autoscaler already deleted"
+    assert step(mgmt, KUBEVIRT, "ClusterAPI")["outcome"] == "Done"

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tenantctl.operator.config.settings import OperatorSettings
-from tenantctl.operator.kube.client import APIError, KubeClient, Resource
+from tenantctl.operator.kube.client import APIError, KubeClient, NotFoundError, Resource
 from tenantctl.operator.kube.tenants import UnusableKubeconfig, admin_connection, tenant_client
 from tenantctl.operator.phases.apply import apply_inventory
 from tenantctl.operator.phases.conditions import Reason, StepOutcome, TeardownStep
@@ -266,7 +266,11 @@ async def _stop_autoscaler(scope: TeardownScope) -> list[str]:
     deployments = await api.require("apps/v1", "Deployment")
     if await api.get(deployments, names.autoscaler, names.namespace) is None:
         return []
-    await api.merge_patch(deployments, names.autoscaler, names.namespace, {"spec": {"replicas": 0}})
+    try:
+        await api.merge_patch(deployments, names.autoscaler, names.namespace, {"spec": {"replicas": 0}})
+    except NotFoundError:
+        # Gone between the read and the patch: another layout's shard, mid-handover, tore it down first.
+        return []
 
     async def stopped() -> bool:
         live = await api.get(deployments, names.autoscaler, names.namespace)
