@@ -376,3 +376,26 @@ async def test_without_flux_the_release_step_is_skipped_saying_why(mgmt: KubeEmu
         await eventually(lambda: gone(mgmt, TC, *PROXMOX))
     assert step(mgmt, PROXMOX, "HelmReleases") == {**step(mgmt, PROXMOX, "HelmReleases"), "outcome": "Skipped",
                                                    "message": "Flux HelmRelease is not served"}
+
+
+async def test_helm_releases_gone_before_their_suspension_are_the_step_done(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """During a layout handover two shards tear one tenant down at once: the other may suspend and delete
+    the HelmReleases between this one's list and its patch. The 404s are the step done, not a failure."""
+    seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
+    vanished: list[str] = []
+    async with running_operator(mgmt), KubeClient(Connection.from_server(url(mgmt))) as other:
+        await eventually(lambda: ready(mgmt, KUBEVIRT))
+
+        async def the_other_shard_first(method: str, plural: str) -> None:
+            if method == "PATCH" and plural == "helmreleases" and not vanished:
+                for rel in await other.list(HELM_RELEASES, "tenant-demo"):
+                    vanished.append(rel["metadata"]["name"])
+                    await other.delete(HELM_RELEASES, rel["metadata"]["name"], "tenant-demo")
+
+        mgmt.before_write = the_other_shard_first
+        await delete_cluster(mgmt, KUBEVIRT)
+        await eventually(lambda: gone(mgmt, TC, *KUBEVIRT), timeout=10)
+    assert vanished, "every patch met a HelmRelease already deleted"
+    assert step(mgmt, KUBEVIRT, "HelmReleases")["outcome"] == "Done"

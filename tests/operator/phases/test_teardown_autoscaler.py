@@ -110,3 +110,4 @@ async def test_an_autoscaler_gone_before_its_scale_down_is_the_step_done_not_a_r
         await eventually(lambda: gone(mgmt, TC, *KUBEVIRT), timeout=10)
     assert vanished, "the patch met an autoscaler already deleted"
     assert step(mgmt, KUBEVIRT, "ClusterAPI")["outcome"] == "Done"
+

@@ -226,6 +226,17 @@ def _handle(pv: Mapping[str, Any]) -> str:
     return str(((pv.get("spec") or {}).get("csi") or {}).get("volumeHandle") or pv["metadata"]["name"])
 
 
+async def _patch_if_present(api: KubeClient, res: Resource, name: str, namespace: str, patch: Obj) -> bool:
+    """Patch an object a step read a moment ago; False when it is gone by now. During a layout handover
+    two shards tear one tenant down at once, and the other may delete it between the read and the patch:
+    that is the step's work done, not a failure for kopf to retry a minute later."""
+    try:
+        await api.merge_patch(res, name, namespace, patch)
+    except NotFoundError:
+        return False
+    return True
+
+
 # -- step 2 ------------------------------------------------------------------------------------------
 
 
@@ -239,8 +250,8 @@ async def _helm_releases(scope: TeardownScope) -> tuple[StepOutcome, str]:
         return StepOutcome.DONE, "no HelmReleases"
     for rel in releases:
         name = rel["metadata"]["name"]
-        await api.merge_patch(res, name, names.namespace, {"spec": {"suspend": True}})
-        await api.delete(res, name, names.namespace)
+        if await _patch_if_present(api, res, name, names.namespace, {"spec": {"suspend": True}}):
+            await api.delete(res, name, names.namespace)
 
     async def gone() -> bool:
         return not await api.list(res, names.namespace, cluster_labels(names.cluster))
@@ -249,7 +260,7 @@ async def _helm_releases(scope: TeardownScope) -> tuple[StepOutcome, str]:
         return StepOutcome.DONE, f"{len(releases)} HelmReleases suspended and deleted"
     stuck = await api.list(res, names.namespace, cluster_labels(names.cluster))
     for rel in stuck:
-        await api.merge_patch(res, rel["metadata"]["name"], names.namespace, {"metadata": {"finalizers": None}})
+        await _patch_if_present(api, res, rel["metadata"]["name"], names.namespace, {"metadata": {"finalizers": None}})
     return StepOutcome.DONE, (
         f"{len(releases)} HelmReleases suspended and deleted; finalizers dropped after "
         f"{scope.settings.helm_release_timeout:g}s: {', '.join(r['metadata']['name'] for r in stuck)}"
@@ -266,10 +277,7 @@ async def _stop_autoscaler(scope: TeardownScope) -> list[str]:
     deployments = await api.require("apps/v1", "Deployment")
     if await api.get(deployments, names.autoscaler, names.namespace) is None:
         return []
-    try:
-        await api.merge_patch(deployments, names.autoscaler, names.namespace, {"spec": {"replicas": 0}})
-    except NotFoundError:
-        # Gone between the read and the patch: another layout's shard, mid-handover, tore it down first.
+    if not await _patch_if_present(api, deployments, names.autoscaler, names.namespace, {"spec": {"replicas": 0}}):
         return []
 
     async def stopped() -> bool:
