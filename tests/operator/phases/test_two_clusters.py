@@ -88,3 +88,43 @@ async def test_tearing_one_cluster_down_leaves_the_neighbours_releases_and_disks
     assert {r for r in releases if r.startswith("demo-")} <= left, "the neighbour's releases stay"
     assert not {r for r in left if r.startswith("other-")}
     assert mgmt.get(MD, NS, "demo-md0") is not None
+
+
+def _twin(docs: list[dict[str, Any]], namespace: str) -> list[dict[str, Any]]:
+    """The same tenant, same names, in another namespace."""
+    out = copy.deepcopy(docs)
+    for d in out:
+        d["metadata"]["namespace"] = namespace
+    return out
+
+
+async def test_a_same_named_tenant_of_another_namespace_is_neither_compared_nor_pruned(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """Each tenant's inventory is listed in its own namespace: `demo` of `tenant-twin` has objects named
+    exactly like those of `demo` of `tenant-demo`, and removing its pool must not reach the other's."""
+    demo = load_example("kubevirt.yaml")
+    twin = _twin(demo, "tenant-twin")
+    management(mgmt)
+    seed_documents(mgmt, demo + twin)
+    url = str(tenant.url).rstrip("/")
+    seed_control_plane(mgmt, demo, url)
+    seed_control_plane(mgmt, twin, url, address="192.0.2.11")
+    twin_ready = lambda: condition(mgmt.get(TC, "tenant-twin", "demo"), "Ready").get("status") == "True"  # noqa: E731
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: _ready(mgmt, "demo") and twin_ready(), timeout=20)
+        for key in ((NS, "demo"), ("tenant-twin", "demo")):
+            for _ in range(3):  # kopf's own first writes settle
+                before = ctx.passes[key]
+                ctx.wakeup(key).set()
+                await eventually(lambda: ctx.passes[key] > before)  # noqa: B023
+        since = len(mgmt.write_requests)
+        for key in ((NS, "demo"), ("tenant-twin", "demo")):
+            before = ctx.passes[key]
+            ctx.wakeup(key).set()
+            await eventually(lambda: ctx.passes[key] > before)  # noqa: B023
+        assert [w for w in mgmt.write_requests[since:] if w[1] != "events"] == [], "an idle pass of each writes nothing"
+        async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
+            await api.delete(NODE_POOLS, "big", "tenant-twin")
+        await eventually(lambda: mgmt.get(MD, "tenant-twin", "demo-big") is None, timeout=20)
+    assert mgmt.get(MD, NS, "demo-big") is not None, "the other namespace's pool is untouched"
