@@ -223,6 +223,7 @@ async def test_versions_answer_what_a_list_would_without_decoding(mgmt: KubeEmul
     async with KubeClient(Connection.from_server(url(mgmt)), cache=WatchCache(owned=ours)) as api, \
             KubeClient(Connection.from_server(url(mgmt))) as direct:
         t1 = {**ours, "tenant": "t1"}
+        assert set(await api.versions(SECRETS, "ns", t1) or {}) == {"a"}, "the first question starts the watch"
         listed = {s["metadata"]["name"]: s["metadata"]["resourceVersion"] for s in await api.list(SECRETS, "ns", t1)}
         assert await api.versions(SECRETS, "ns", t1) == listed == {"a": listed["a"]}
         assert set(await api.versions(SECRETS, None, t1) or {}) == {"a", "c"}

@@ -404,9 +404,12 @@ async def test_an_unusable_admin_kubeconfig_is_a_condition_until_kamaji_writes_a
 
 
 async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
+    """On a converged tenant whose last pass found everything in place: the endpoint is a render input."""
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        assert PROXMOX in ctx.verified
         since = len(mgmt.writes())
         async with KubeClient(Connection.from_server(url(mgmt))) as api:
             patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}

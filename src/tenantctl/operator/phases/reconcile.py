@@ -232,10 +232,9 @@ def _render_inputs(scope: Scope, previous_kinds: Sequence[str], keep: set[tuple[
     for model in (scope.cluster, *scope.pools, observed, platform.charts, platform.images):
         digest.update(model.model_dump_json().encode() if model is not None else b"null")
         digest.update(b"\0")
-    upgrade = scope.upgrade
-    held = sorted(upgrade.held.items()) if upgrade is not None else []
-    target = upgrade.target if upgrade is not None else None
-    digest.update(repr((scope.kamaji_release, held, target, sorted(previous_kinds), sorted(keep))).encode())
+    # The upgrade's target is the cluster's spec (above); which pools it holds back is not.
+    held = sorted(scope.upgrade.held.items()) if scope.upgrade is not None else []
+    digest.update(repr((scope.kamaji_release, held, sorted(previous_kinds), sorted(keep))).encode())
     return digest.digest()
 
 
