@@ -227,6 +227,7 @@ async def test_versions_answer_what_a_list_would_without_decoding(mgmt: KubeEmul
         listed = {s["metadata"]["name"]: s["metadata"]["resourceVersion"] for s in await api.list(SECRETS, "ns", t1)}
         assert await api.versions(SECRETS, "ns", t1) == listed == {"a": listed["a"]}
         assert set(await api.versions(SECRETS, None, t1) or {}) == {"a", "c"}
+        assert await api.versions(SECRETS, "nothing-here", t1) == {}
         before = listed["a"]
         await direct.merge_patch(SECRETS, "a", "ns", {"data": {"v": "Mg=="}})
         await eventually(lambda: api.cache is not None and

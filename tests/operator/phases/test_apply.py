@@ -503,6 +503,24 @@ async def test_a_removed_pool_is_pruned(mgmt: KubeEmulator, tenant: KubeEmulator
             "pruned TalosConfigTemplate/demo-big: no longer rendered"} <= said, said
 
 
+async def test_the_last_pool_removed_prunes_kinds_no_longer_rendered_at_all(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """With no pool left, no MachineDeployment is rendered at all: the kinds come from the last pass's
+    inventory, or their objects would never be listed, let alone pruned."""
+    seeded(mgmt, tenant)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: ready(mgmt))
+        await quiet(ctx, mgmt)
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            await api.delete(NODE_POOLS, "md0", "tenant-acme")
+        await eventually(lambda: mgmt.get(NP, "tenant-acme", "md0") is None)
+        await one_more_pass(ctx)
+        await eventually(lambda: mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0")
+                         is None)
+        assert mgmt.get("cluster.x-k8s.io/v1beta1/machinehealthchecks", "tenant-acme", "acme-md0") is None
+
+
 @pytest.mark.parametrize("status", [409, 500])
 async def test_injected_conflicts_and_server_errors_converge(
     mgmt: KubeEmulator, tenant: KubeEmulator, status: int
