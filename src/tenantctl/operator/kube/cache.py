@@ -217,29 +217,31 @@ class WatchCache:
         if store is not None:
             store.fetched(namespace, name, obj)
 
-    async def list(
+    async def _listed(
         self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None
-    ) -> list[Obj] | None:
+    ) -> list[tuple[str, _Entry]] | None:
+        """(name, entry) of what a list would answer; None when the cache does not hold all of it."""
         store = await self._store(api, res)
         if store is None or (store.owned is not None and not _labels_match(labels or {}, store.owned)):
             return None  # objects not labelled as ours are not all held: the server lists them
         buckets = [store.objects.get(namespace, {})] if res.namespaced and namespace is not None else list(
             store.objects.values()
         )
-        return [e.decoded() for bucket in buckets for e in bucket.values() if _labels_match(e.labels, labels)]
+        return [(name, e) for bucket in buckets for name, e in bucket.items() if _labels_match(e.labels, labels)]
+
+    async def list(
+        self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str] | None
+    ) -> list[Obj] | None:
+        listed = await self._listed(api, res, namespace, labels)
+        return None if listed is None else [e.decoded() for _, e in listed]
 
     async def versions(
         self, api: KubeClient, res: Resource, namespace: str | None, labels: Mapping[str, str]
     ) -> dict[str, str | None] | None:
         """What `list` would answer, as name → resourceVersion, without decoding an object; None when the
         cache cannot answer (the caller must list)."""
-        store = await self._store(api, res)
-        if store is None or (store.owned is not None and not _labels_match(labels, store.owned)):
-            return None
-        buckets = [store.objects.get(namespace, {})] if res.namespaced and namespace is not None else list(
-            store.objects.values()
-        )
-        return {name: e.version for bucket in buckets for name, e in bucket.items() if _labels_match(e.labels, labels)}
+        listed = await self._listed(api, res, namespace, labels)
+        return None if listed is None else {name: e.version for name, e in listed}
 
     def holds(self, api_version: str, plural: str, namespace: str | None, name: str) -> Obj | None:
         """The copy held now, without waiting or asking (what a test waits on after changing the server)."""
