@@ -9,7 +9,7 @@ import contextlib
 import copy
 import functools
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -281,6 +281,37 @@ async def eventually(check: Callable[[], Any], timeout: float = 10.0, interval: 
         if loop.time() > deadline:
             raise AssertionError(f"not reached within {timeout}s; last value: {value!r} {DEBUG}")
         await asyncio.sleep(interval)
+
+
+async def one_more_pass(ctx: OperatorContext, key: tuple[str, str]) -> None:
+    """Wake the cluster's daemon and wait until it has finished one more pass."""
+    before = ctx.passes[key]
+    ctx.wakeup(key).set()
+    await eventually(lambda: ctx.passes[key] > before)
+
+
+async def quiet(ctx: OperatorContext, mgmt: KubeEmulator, key: tuple[str, str]) -> int:
+    """Passes until one writes nothing (kopf's own first writes — finalizers, diff-base — included)."""
+    for _ in range(10):
+        before = len(mgmt.writes())
+        await one_more_pass(ctx, key)
+        if len(mgmt.writes()) == before:
+            return before
+    raise AssertionError("the operator never stopped writing")
+
+
+def before_first_write(mgmt: KubeEmulator, method: str, plural: str, act: Callable[[], Awaitable[None]]) -> list[str]:
+    """Run `act` (another client's writes) once, as the first `method` request on `plural` arrives and
+    before it is served: a race another controller or shard wins. The list is non-empty once it ran."""
+    fired: list[str] = []
+
+    async def hook(seen_method: str, seen_plural: str) -> None:
+        if (seen_method, seen_plural) == (method, plural) and not fired:
+            fired.append(f"{method} {plural}")  # before acting: a second such write meanwhile must not act again
+            await act()
+
+    mgmt.before_write = hook
+    return fired
 
 
 async def watched(

@@ -15,6 +15,8 @@ from operator_support import (
     condition,
     eventually,
     management,
+    one_more_pass,
+    quiet,
     running_operator,
     seed_control_plane,
     seed_documents,
@@ -51,23 +53,6 @@ def applied(emulator: KubeEmulator, since: int = 0) -> list[tuple[str, str, str]
 
 def events(emulator: KubeEmulator) -> list[dict[str, Any]]:
     return emulator.live("events")
-
-
-async def one_more_pass(ctx: OperatorContext, key: tuple[str, str] = PROXMOX) -> None:
-    """Wake the cluster's daemon and wait until it has finished one more pass."""
-    before = ctx.passes[key]
-    ctx.wakeup(key).set()
-    await eventually(lambda: ctx.passes[key] > before)
-
-
-async def quiet(ctx: OperatorContext, mgmt: KubeEmulator, key: tuple[str, str] = PROXMOX) -> int:
-    """Passes until one writes nothing (kopf's own first writes — finalizers, diff-base — included)."""
-    for _ in range(10):
-        before = len(mgmt.writes())
-        await one_more_pass(ctx, key)
-        if len(mgmt.writes()) == before:
-            return before
-    raise AssertionError("the operator never stopped writing")
 
 
 def seeded(mgmt: KubeEmulator, tenant: KubeEmulator | None, example: str = "proxmox.yaml") -> list[dict[str, Any]]:
@@ -120,7 +105,7 @@ async def test_talos_secrets_are_generated_once_in_their_formats_and_never_overw
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
         first = mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets")
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
     assert first is not None and mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets") == first
     values = {k: base64.b64decode(v).decode() for k, v in first["data"].items()}
     assert re.fullmatch(r"[a-z0-9]{6}\.[a-z0-9]{16}", values["token"])
@@ -147,10 +132,10 @@ async def test_a_second_pass_writes_nothing(mgmt: KubeEmulator, tenant: KubeEmul
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         mgmt_writes, tenant_writes = len(mgmt.write_requests), len(tenant.write_requests)
-        await one_more_pass(ctx)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
+        await one_more_pass(ctx, PROXMOX)
         assert mgmt.write_requests[mgmt_writes:] == [], "not even a no-op apply"
         assert tenant.write_requests[tenant_writes:] == []
 
@@ -172,11 +157,11 @@ async def test_a_pass_that_found_everything_in_place_is_trusted_until_something_
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         word = ctx.verified[PROXMOX]
         assert set(word.kinds) == set(mgmt.get(TC, *PROXMOX)["status"]["inventory"])
         since = len(mgmt.write_requests)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         assert ctx.verified[PROXMOX] is word, "the same word: nothing was rendered or compared"
         assert mgmt.write_requests[since:] == []
 
@@ -189,7 +174,7 @@ async def test_a_trusted_tenant_whose_object_was_changed_by_someone_is_repaired(
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         word = ctx.verified[PROXMOX]
         async with KubeClient(Connection.from_server(url(mgmt))) as api:
             if change == "edited":
@@ -199,14 +184,14 @@ async def test_a_trusted_tenant_whose_object_was_changed_by_someone_is_repaired(
                 await api.delete(HEALTH_CHECKS, "acme-md0", "tenant-acme")
                 await eventually(lambda: held(ctx, HEALTH_CHECKS, "acme-md0") is None)
         since = len(mgmt.write_requests)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         assert ctx.verified.get(PROXMOX) is not word
         sent = [(p, n) for _, p, _, n in mgmt.write_requests[since:] if p not in ("events", "tenantclusters")]
         assert sent == [("machinedeployments" if change == "edited" else "machinehealthchecks", "acme-md0")]
         md = mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0")
         assert md is not None and md["spec"]["replicas"] == 2
         assert mgmt.get("cluster.x-k8s.io/v1beta1/machinehealthchecks", "tenant-acme", "acme-md0") is not None
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         assert ctx.verified.get(PROXMOX) is not None, "the repairing pass wrote; the one after finds it in place"
 
 
@@ -216,7 +201,7 @@ async def test_a_deleted_tenant_leaves_no_word_behind(mgmt: KubeEmulator, tenant
     clusters = Resource("tenantctl.io/v1alpha1", "TenantCluster", "tenantclusters", True)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         assert PROXMOX in ctx.verified
         async with KubeClient(Connection.from_server(url(mgmt))) as api:
             await api.delete(clusters, "acme", "tenant-acme")
@@ -228,7 +213,7 @@ async def test_a_spec_change_applies_only_the_changed_objects(mgmt: KubeEmulator
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         since = len(mgmt.write_requests)
         async with KubeClient(Connection.from_server(url(mgmt))) as api:
             await api.merge_patch(NODE_POOLS, "md0", "tenant-acme", {"spec": {"replicas": 5}})
@@ -248,9 +233,9 @@ async def test_a_refused_spec_is_a_condition_and_an_event_never_a_crash_loop(mgm
     seed_documents(mgmt, docs)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Ready").get("reason") == "InvalidSpec")
-        since = await quiet(ctx, mgmt)
-        await one_more_pass(ctx)
-        await one_more_pass(ctx)
+        since = await quiet(ctx, mgmt, PROXMOX)
+        await one_more_pass(ctx, PROXMOX)
+        await one_more_pass(ctx, PROXMOX)
         assert mgmt.writes()[since:] == []
     tc = mgmt.get(TC, *PROXMOX)
     assert tc is not None and tc["status"]["phase"] == "Invalid"
@@ -336,8 +321,8 @@ async def test_losing_the_endpoint_keeps_the_cluster_identity_and_the_templates(
         async with KubeClient(Connection.from_server(url(mgmt))) as api:
             lost = {"status": {"loadBalancer": {"ingress": None}}}
             await api.merge_patch(SERVICES, "acme", "tenant-acme", lost, status=True)
-        await one_more_pass(ctx)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
+        await one_more_pass(ctx, PROXMOX)
         assert condition(mgmt.get(TC, *PROXMOX), "EndpointReady").get("reason") == "WaitingForEndpoint"
     assert identity is not None and templates
     assert mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets") == identity
@@ -351,9 +336,9 @@ async def test_a_converged_tenant_costs_its_apiserver_one_probe_per_pass(
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         before = tenant.reads
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         assert tenant.reads - before == 1
 
 
@@ -369,10 +354,10 @@ async def test_a_new_tenant_is_bootstrapped_without_reading_what_cannot_exist_ye
         assert not [what for (verb, what) in tenant.tally if verb == "FETCH" and what in bootstrap_kinds]
         assert not [what for (verb, what) in tenant.tally if what.startswith(("/api/", "/apis/"))], "no discovery"
         assert {p for _, p, _ in applied(tenant)} >= set(bootstrap_kinds)
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         writes = len(tenant.writes())
         await asyncio.sleep(61)  # the loop's clock (looptime): past the recheck interval
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         fetched = sum(n for (verb, what), n in tenant.tally.items() if verb == "FETCH" and what in bootstrap_kinds)
         assert fetched == 6
         assert len(tenant.writes()) == writes
@@ -408,13 +393,13 @@ async def test_a_changed_endpoint_replaces_the_immutable_template(mgmt: KubeEmul
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         assert PROXMOX in ctx.verified
         since = len(mgmt.writes())
         async with KubeClient(Connection.from_server(url(mgmt))) as api:
             patch = {"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.99"}]}}}
             await api.merge_patch(SERVICES, "acme", "tenant-acme", patch, status=True)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         await eventually(lambda: (mgmt.get(TC, *PROXMOX) or {})["status"].get("endpoint") == "192.0.2.99")
         await eventually(lambda: len([e for e in events(mgmt) if e.get("reason") == "TemplateReplaced"]) == 2)
     tct_writes = [(v, n) for v, p, n in applied(mgmt, since) if p == "talosconfigtemplates"]
@@ -442,8 +427,8 @@ async def test_an_inventory_listing_secrets_never_prunes_the_talos_identity(
         assert current is not None
         current["status"]["inventory"] = sorted({*current["status"]["inventory"], "v1/Secret"})
         mgmt.put(TC, current)
-        await one_more_pass(ctx)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
+        await one_more_pass(ctx, PROXMOX)
     assert mgmt.get("v1/secrets", "tenant-acme", "acme-talos-secrets") == identity
     assert not [e for e in mgmt.writes() if e.plural == "secrets" and e.verb == "delete"]
 
@@ -511,11 +496,11 @@ async def test_the_last_pool_removed_prunes_kinds_no_longer_rendered_at_all(
     seeded(mgmt, tenant)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
-        await quiet(ctx, mgmt)
+        await quiet(ctx, mgmt, PROXMOX)
         async with KubeClient(Connection.from_server(url(mgmt))) as api:
             await api.delete(NODE_POOLS, "md0", "tenant-acme")
         await eventually(lambda: mgmt.get(NP, "tenant-acme", "md0") is None)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         await eventually(lambda: mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0")
                          is None)
         assert mgmt.get("cluster.x-k8s.io/v1beta1/machinehealthchecks", "tenant-acme", "acme-md0") is None
@@ -584,7 +569,7 @@ async def test_a_failed_pass_keeps_the_inventory_and_the_endpoint(mgmt: KubeEmul
             await api.merge_patch(kcps, "acme", "tenant-acme", {"spec": {"replicas": 7}})
         mgmt.fail(Fault("PATCH", "kamajicontrolplanes", status=500, times=1000))
         await watched(ctx, KCP, *PROXMOX, lambda held: held["spec"]["replicas"] == 7)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         await eventually(lambda: condition(mgmt.get(TC, *PROXMOX), "Applied").get("reason") == "APIError")
         mgmt.faults.clear()
     after = (mgmt.get(TC, *PROXMOX) or {})["status"]

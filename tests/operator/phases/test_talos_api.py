@@ -15,6 +15,7 @@ from operator_support import (
     eventually,
     kamaji,
     management,
+    one_more_pass,
     provider_tenant_control_plane,
     running_operator,
     seed_control_plane,
@@ -23,7 +24,6 @@ from operator_support import (
 )
 
 from tenant_support import load_example
-from tenantctl.operator.runtime.handlers import OperatorContext
 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
 
@@ -55,12 +55,6 @@ def ports(mgmt: KubeEmulator) -> Any:
     return live["spec"]["controlPlane"]["service"].get("additionalPorts")
 
 
-async def one_more_pass(ctx: OperatorContext) -> None:
-    before = ctx.passes[PROXMOX]
-    ctx.wakeup(PROXMOX).set()
-    await eventually(lambda: ctx.passes[PROXMOX] > before)
-
-
 async def test_a_tenant_control_plane_that_appears_gets_the_port_once(
     mgmt: KubeEmulator, tenant: KubeEmulator, shared: Path, assert_valid: Validate
 ) -> None:
@@ -70,10 +64,10 @@ async def test_a_tenant_control_plane_that_appears_gets_the_port_once(
         assert condition(mgmt.get(TC, *PROXMOX), "Ready")["status"] == "True", "Ready does not wait for it"
         mgmt.put(TCP, provider_tenant_control_plane(docs))
         await watched(ctx, TCP, *PROXMOX, lambda held: held is not None)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
         await eventually(lambda: talos_api(mgmt).get("status") == "True")
         for _ in range(3):
-            await one_more_pass(ctx)
+            await one_more_pass(ctx, PROXMOX)
     assert tcp_writes(mgmt) == [("PATCH", "acme")], "applied once, then compared and left alone"
     assert ports(mgmt) == [TRUSTD]
     live = mgmt.get(TCP, *PROXMOX)
@@ -95,8 +89,8 @@ async def test_a_provider_update_carrying_the_field_is_left_alone(
         updated["spec"]["controlPlane"]["deployment"]["replicas"] = 3  # the provider's full update
         mgmt.put(TCP, updated)
         since = len(mgmt.write_requests)
-        await one_more_pass(ctx)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
+        await one_more_pass(ctx, PROXMOX)
     assert tcp_writes(mgmt, since) == []
     assert ports(mgmt) == [TRUSTD]
 
@@ -115,8 +109,8 @@ async def test_a_removed_or_changed_field_is_applied_again(
         mgmt.put(TCP, update)
         assert ports(mgmt) == left
         since = len(mgmt.write_requests)
-        await one_more_pass(ctx)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
+        await one_more_pass(ctx, PROXMOX)
     assert tcp_writes(mgmt, since) == [("PATCH", "acme")]
     assert ports(mgmt) == [TRUSTD]
 
@@ -128,8 +122,8 @@ async def test_a_kamaji_without_the_field_is_a_condition_and_the_pass_otherwise_
     mgmt.put(TCP, provider_tenant_control_plane(docs))
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: talos_api(mgmt).get("reason") == "KamajiTooOld")
-        await one_more_pass(ctx)
-        await one_more_pass(ctx)
+        await one_more_pass(ctx, PROXMOX)
+        await one_more_pass(ctx, PROXMOX)
     cond = talos_api(mgmt)
     assert cond["status"] == "False" and "26.3.2-edge" in cond["message"]
     tc = mgmt.get(TC, *PROXMOX)
@@ -160,5 +154,5 @@ async def test_the_kamaji_crd_is_judged_once_per_resync_not_once_per_pass(
         first = mgmt.named_reads[crd]
         assert first == 1
         for _ in range(3):
-            await one_more_pass(ctx)
+            await one_more_pass(ctx, PROXMOX)
     assert mgmt.named_reads[crd] == first

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from kube_emulator import PVC_PROTECTION, KubeEmulator
 from operator_support import (
+    before_first_write,
     condition,
     eventually,
     kubeconfig_for,
@@ -384,17 +385,14 @@ async def test_helm_releases_gone_before_their_suspension_are_the_step_done(
     """During a layout handover two shards tear one tenant down at once: the other may suspend and delete
     the HelmReleases between this one's list and its patch. The 404s are the step done, not a failure."""
     seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
-    vanished: list[str] = []
     async with running_operator(mgmt), KubeClient(Connection.from_server(url(mgmt))) as other:
         await eventually(lambda: ready(mgmt, KUBEVIRT))
 
-        async def the_other_shard_first(method: str, plural: str) -> None:
-            if method == "PATCH" and plural == "helmreleases" and not vanished:
-                for rel in await other.list(HELM_RELEASES, "tenant-demo"):
-                    vanished.append(rel["metadata"]["name"])
-                    await other.delete(HELM_RELEASES, rel["metadata"]["name"], "tenant-demo")
+        async def the_other_shard_first() -> None:
+            for rel in await other.list(HELM_RELEASES, "tenant-demo"):
+                await other.delete(HELM_RELEASES, rel["metadata"]["name"], "tenant-demo")
 
-        mgmt.before_write = the_other_shard_first
+        vanished = before_first_write(mgmt, "PATCH", "helmreleases", the_other_shard_first)
         await delete_cluster(mgmt, KUBEVIRT)
         await eventually(lambda: gone(mgmt, TC, *KUBEVIRT), timeout=10)
     assert vanished, "every patch met a HelmRelease already deleted"

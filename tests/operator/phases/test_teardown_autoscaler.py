@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 from kube_emulator import KubeEmulator
-from operator_support import eventually, running_operator
+from operator_support import before_first_write, eventually, running_operator
 from test_teardown import KUBEVIRT, TC, delete_cluster, gone, last_seen, ready, seeded, step, url
 
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
@@ -96,16 +96,13 @@ async def test_an_autoscaler_gone_before_its_scale_down_is_the_step_done_not_a_r
     that kopf retries a minute later (seen once, under load, in the two-layouts test)."""
     seeded(mgmt, url(tenant), "kubevirt.yaml", cdi=True)
     deployments = Resource("apps/v1", "Deployment", "deployments", True)
-    vanished: list[str] = []
     async with running_operator(mgmt), KubeClient(Connection.from_server(url(mgmt))) as other:
         await eventually(lambda: ready(mgmt, KUBEVIRT))
 
-        async def the_other_shard_first(method: str, plural: str) -> None:
-            if method == "PATCH" and plural == "deployments" and not vanished:
-                vanished.append(plural)
-                await other.delete(deployments, AUTOSCALER, "tenant-demo")
+        async def the_other_shard_first() -> None:
+            await other.delete(deployments, AUTOSCALER, "tenant-demo")
 
-        mgmt.before_write = the_other_shard_first
+        vanished = before_first_write(mgmt, "PATCH", "deployments", the_other_shard_first)
         await delete_cluster(mgmt, KUBEVIRT)
         await eventually(lambda: gone(mgmt, TC, *KUBEVIRT), timeout=10)
     assert vanished, "the patch met an autoscaler already deleted"

@@ -7,7 +7,16 @@ from typing import Any
 
 import pytest
 from kube_emulator import KubeEmulator
-from operator_support import condition, eventually, management, running_operator, seed_control_plane, seed_documents
+from operator_support import (
+    condition,
+    eventually,
+    management,
+    one_more_pass,
+    quiet,
+    running_operator,
+    seed_control_plane,
+    seed_documents,
+)
 
 from tenant_support import load_example
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
@@ -113,16 +122,12 @@ async def test_a_same_named_tenant_of_another_namespace_is_neither_compared_nor_
     twin_ready = lambda: condition(mgmt.get(TC, "tenant-twin", "demo"), "Ready").get("status") == "True"  # noqa: E731
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: _ready(mgmt, "demo") and twin_ready(), timeout=20)
-        for key in ((NS, "demo"), ("tenant-twin", "demo")):
-            for _ in range(3):  # kopf's own first writes settle
-                before = ctx.passes[key]
-                ctx.wakeup(key).set()
-                await eventually(lambda: ctx.passes[key] > before)  # noqa: B023
+        tenants = ((NS, "demo"), ("tenant-twin", "demo"))
+        for key in tenants:
+            await quiet(ctx, mgmt, key)
         since = len(mgmt.write_requests)
-        for key in ((NS, "demo"), ("tenant-twin", "demo")):
-            before = ctx.passes[key]
-            ctx.wakeup(key).set()
-            await eventually(lambda: ctx.passes[key] > before)  # noqa: B023
+        for key in tenants:
+            await one_more_pass(ctx, key)
         assert [w for w in mgmt.write_requests[since:] if w[1] != "events"] == [], "an idle pass of each writes nothing"
         async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
             await api.delete(NODE_POOLS, "big", "tenant-twin")

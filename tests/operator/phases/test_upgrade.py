@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from daytwo_support import PLURALS, set_status
 from kube_emulator import KubeEmulator
-from operator_support import condition, eventually, running_operator
-from test_apply import KUBEVIRT, TC, one_more_pass, quiet, seeded
+from operator_support import condition, eventually, one_more_pass, quiet, running_operator
+from test_apply import KUBEVIRT, TC, seeded
 
 from tenantctl.operator.phases.upgrade import LiveState, PoolState, Stage, Versions, decide
 
