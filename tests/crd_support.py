@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import yaml
 
 
@@ -24,3 +27,16 @@ def example_crd(kind: str, spec_schema: str) -> str:
         },
     }
     return yaml.safe_dump(crd, sort_keys=False)
+
+
+def mappings(node: Any, skip: frozenset[str] = frozenset()) -> Iterator[dict[str, Any]]:
+    """Every mapping of a JSON document (a CRD, a schema), depth first; the values of `skip` keys are not
+    entered (a `default` or an `example` is data, not schema)."""
+    if isinstance(node, dict):
+        yield node
+        for key, value in node.items():
+            if key not in skip:
+                yield from mappings(value, skip)
+    elif isinstance(node, list):
+        for item in node:
+            yield from mappings(item, skip)

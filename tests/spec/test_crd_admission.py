@@ -18,6 +18,7 @@ from test_control_plane_refusals import CASES as CONTROL_PLANE_CASES
 from test_expose_refusals import EXPOSE_CASES, with_expose
 from test_refusals import CASES, Case
 
+from crd_support import mappings
 from tenant_support import EXAMPLES, clone, load_example
 from tenantctl.problems import Problem, Severity
 from tenantctl.spec import NodePoolSpec, TenantClusterSpec
@@ -125,19 +126,7 @@ def test_every_rule_compiles_and_every_pattern_is_a_full_match_re2(own_catalog: 
         compiled = compiled_version(version)
         assert compiled.unchecked == [], compiled.unchecked
         assert compiled.converted.rules > 10
-    patterns: list[str] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("pattern"), str):
-                patterns.append(node["pattern"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(render_crds())
+    patterns = [node["pattern"] for node in mappings(render_crds()) if isinstance(node.get("pattern"), str)]
     assert patterns
     for pattern in patterns:
         compile_go_regex(pattern)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
+from crd_support import mappings
 from tenant_support import load_example
 from tenantctl.spec import crd_rules
 from tenantctl.spec.crds import render_crds, structural_schema
@@ -22,34 +23,24 @@ def test_crds_pass_the_core_schema() -> None:
 OPENAPI_TYPES = {"object", "array", "string", "integer", "number", "boolean"}
 
 
-def _types(schema: Any) -> Iterator[str]:
-    if isinstance(schema, dict):
-        for key, value in schema.items():
-            if key == "type" and isinstance(value, str):
-                yield value
-            elif key not in ("default", "example", "enum"):
-                yield from _types(value)
-    elif isinstance(schema, list):
-        for item in schema:
-            yield from _types(item)
+DATA_KEYS = frozenset({"default", "example", "enum"})
+
+
+def _types(schema: Any) -> set[str]:
+    return {node["type"] for node in mappings(schema, DATA_KEYS) if isinstance(node.get("type"), str)}
 
 
 def test_every_schema_type_is_one_the_api_server_knows() -> None:
     """A structural schema's `type` is one of OpenAPI's six; the API server refuses the CRD otherwise."""
     for crd in render_crds():
         schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-        assert set(_types(schema)) <= OPENAPI_TYPES, crd["metadata"]["name"]
+        assert _types(schema) <= OPENAPI_TYPES, crd["metadata"]["name"]
 
 
 def _rules(schema: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
-    if isinstance(schema, dict):
-        for rule in schema.get("x-kubernetes-validations", []):
-            yield schema, rule
-        for value in schema.values():
-            yield from _rules(value)
-    elif isinstance(schema, list):
-        for item in schema:
-            yield from _rules(item)
+    for node in mappings(schema):
+        for rule in node.get("x-kubernetes-validations", []):
+            yield node, rule
 
 
 def test_every_rule_field_path_names_a_property_of_its_schema() -> None:
