@@ -6,6 +6,7 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,3 +29,13 @@ def doc(docs: list[dict[str, Any]], kind: str, name: str | None = None) -> dict[
 
 def clone(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return copy.deepcopy(docs)
+
+
+def refused(docs: list[dict[str, Any]]) -> dict[str, str]:
+    """The refusal of `docs`, as path → message (the test fails if they parse)."""
+    from tenantctl.problems import InvalidInput
+    from tenantctl.spec import parse_tenant_documents
+
+    with pytest.raises(InvalidInput) as err:
+        parse_tenant_documents(docs)
+    return {p.path: p.message for p in err.value.errors}

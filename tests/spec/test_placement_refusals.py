@@ -15,7 +15,7 @@ import yaml
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from tenant_support import clone, doc, load_example
+from tenant_support import clone, doc, load_example, refused
 from tenantctl.cli import app
 from tenantctl.problems import InvalidInput
 from tenantctl.spec import parse_tenant_documents
@@ -36,9 +36,7 @@ def docs_with(edit: Edit) -> Docs:
 
 
 def errors(edit: Edit) -> dict[str, str]:
-    with pytest.raises(InvalidInput) as err:
-        parse_tenant_documents(docs_with(edit))
-    return {p.path: p.message for p in err.value.errors}
+    return refused(docs_with(edit))
 
 
 def _px(**values: Any) -> Edit:

@@ -15,9 +15,8 @@ import yaml
 from syrupy.assertion import SnapshotAssertion
 from typer.testing import CliRunner
 
-from tenant_support import clone, doc, load_example
+from tenant_support import clone, doc, load_example, refused
 from tenantctl.cli import app
-from tenantctl.problems import InvalidInput
 from tenantctl.spec import parse_tenant_documents
 
 Docs = list[dict[str, Any]]
@@ -669,21 +668,15 @@ def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
     assert "malformed YAML" in result.stderr
 
 
-def _errors(docs: Docs) -> dict[str, str]:
-    with pytest.raises(InvalidInput) as err:
-        parse_tenant_documents(docs)
-    return {p.path: p.message for p in err.value.errors}
-
-
 def test_a_patch_version_is_judged_by_its_minor() -> None:
     """`v1.34.2` is Kubernetes 1.34 to the versions table and to the Talos window; 1.99.3 is still unknown."""
     docs = clone(load_example("proxmox.yaml"))
     tc(docs)["spec"]["version"] = "v1.34.2"
     parse_tenant_documents(docs)
     tc(docs)["spec"]["version"] = "v1.99.3"
-    assert _errors(docs)["TenantCluster/acme.spec.version"].startswith("unknown Kubernetes minor 'v1.99' (known:")
+    assert refused(docs)["TenantCluster/acme.spec.version"].startswith("unknown Kubernetes minor 'v1.99' (known:")
     tc(docs)["spec"]["version"] = "v1.30.2"
-    assert _errors(docs)["TenantCluster/acme.spec.version"].startswith(
+    assert refused(docs)["TenantCluster/acme.spec.version"].startswith(
         "Kubernetes v1.30 is outside the support window of Talos v1.13")
 
 
@@ -692,7 +685,7 @@ def test_a_pool_may_have_the_largest_vm_but_no_more() -> None:
     pool(docs)["spec"]["resources"] = {"cpu": "1024", "memory": "16Ti"}
     parse_tenant_documents(docs)
     pool(docs)["spec"]["resources"] = {"cpu": "1025", "memory": "16Ti"}
-    assert set(_errors(docs)) == {"NodePool/md0.spec.resources.cpu"}
+    assert set(refused(docs)) == {"NodePool/md0.spec.resources.cpu"}
 
 
 def test_a_registry_mirror_is_refused_at_its_host_and_endpoint() -> None:
@@ -702,21 +695,21 @@ def test_a_registry_mirror_is_refused_at_its_host_and_endpoint() -> None:
         "ghcr.io": {"endpoints": []},
     }
     mirrors = "TenantCluster/acme.spec.talos.registryMirrors"
-    errors = _errors(docs)
+    errors = refused(docs)
     assert set(errors) == {f"{mirrors}.docker.io.endpoints[1]", f"{mirrors}.ghcr.io.endpoints"}
     assert errors[f"{mirrors}.docker.io.endpoints[1]"].startswith(
         "'ftp://mirror.example.org' is not a registry endpoint")
     assert errors[f"{mirrors}.ghcr.io.endpoints"].startswith("at least one endpoint")
 
 
-@pytest.mark.parametrize(("inside", "refused"), [(14, False), (15, True)])
-def test_a_list_in_an_override_is_one_level(inside: int, refused: bool) -> None:
+@pytest.mark.parametrize(("inside", "too_deep"), [(14, False), (15, True)])
+def test_a_list_in_an_override_is_one_level(inside: int, too_deep: bool) -> None:
     """`{x: [<n levels>]}`: x is level 1, the list's item level 2, so 14 levels inside are 16 in all."""
     docs = clone(load_example("kubevirt.yaml"))
     _addon("velero", {"x": [_nested(inside)]})(docs)
     base = "TenantCluster/demo.spec.addons.velero.valuesOverride"
-    if refused:
-        assert _errors(docs) == {base: "nested 17 levels deep, over the limit of 16"}
+    if too_deep:
+        assert refused(docs) == {base: "nested 17 levels deep, over the limit of 16"}
     else:
         parse_tenant_documents(docs)
 
@@ -725,7 +718,7 @@ def test_every_bad_address_entry_is_reported_not_only_the_first() -> None:
     docs = clone(load_example("proxmox.yaml"))
     px(docs)["ipv4Config"]["addresses"] = ["bogus", "192.0.2.100-192.0.2.150", "10.0.0.1", "also bogus"]
     base = "TenantCluster/acme.spec.proxmox.ipv4Config"
-    errors = _errors(docs)
+    errors = refused(docs)
     assert {path for path in errors if path.startswith(base)} == {
         f"{base}.addresses[0]", f"{base}.gateway", f"{base}.addresses[3]"}
     assert "outside the /24 of addresses[2] '10.0.0.1'" in errors[f"{base}.gateway"]
