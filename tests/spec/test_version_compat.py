@@ -159,11 +159,13 @@ def test_a_template_id_pool_is_warned_that_talos_upgrades_never_reach_it() -> No
             and w.message.startswith("template 9000 holds one Talos version on its disk")]
 
 
-def _against_live(live: list[Any], version: str = "v1.35") -> list[str]:
+def _against_live(live: list[Any], version: str = "v1.35", talos: str | None = None) -> list[str]:
     from tenantctl.spec.compat import check_input_against_live
 
     docs = load_example("kubevirt.yaml")
     docs[0]["spec"]["version"] = version
+    if talos is not None:
+        docs[0]["spec"]["talos"]["version"] = talos
     problems = Problems()
     check_input_against_live(parse_tenant_documents(docs).clusters, live, problems)
     return [f"{p.path}: {p.message}" for p in problems.errors]
@@ -185,19 +187,12 @@ def test_the_live_cluster_is_found_in_a_list_in_single_documents_and_beside_othe
 def test_a_talos_downgrade_from_live_names_the_live_version() -> None:
     """The live cluster's own Talos version is the one compared (and named), and a live cluster without a
     talos block runs the default."""
-    from tenantctl.spec.compat import check_input_against_live
-
-    docs = load_example("kubevirt.yaml")
-    docs[0]["spec"]["talos"]["version"] = "v1.11.5"
-    held = copy.deepcopy(load_example("kubevirt.yaml")[0])
+    held = copy.deepcopy(load_example("kubevirt.yaml")[0])  # demo at v1.33
     held["spec"]["talos"]["version"] = "v1.12.4"
-    problems = Problems()
-    check_input_against_live(parse_tenant_documents(docs).clusters, [held], problems)
-    assert [p.message for p in problems.errors] == [
-        "Talos v1.11.5 is a minor older than the running v1.12.4: the workers' machine config is written for the "
-        "running minor"]
+    at = "TenantCluster/demo.spec.talos.version"
+    assert _against_live([held], "v1.33", talos="v1.11.5") == [
+        f"{at}: Talos v1.11.5 is a minor older than the running v1.12.4: the workers' machine config is written "
+        "for the running minor"]
     del held["spec"]["talos"]
-    problems = Problems()
-    check_input_against_live(parse_tenant_documents(docs).clusters, [held], problems)
-    assert [p.message.split(":")[0] for p in problems.errors] == [
-        f"Talos v1.11.5 is a minor older than the running {DEFAULT_TALOS_VERSION}"]
+    assert [line.split(": the workers")[0] for line in _against_live([held], "v1.33", talos="v1.11.5")] == [
+        f"{at}: Talos v1.11.5 is a minor older than the running {DEFAULT_TALOS_VERSION}"]
