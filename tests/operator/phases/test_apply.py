@@ -26,7 +26,7 @@ from operator_support import (
 from tenant_support import doc, load_example
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.phases.apply import _versions_digest, comparable
-from tenantctl.operator.runtime.handlers import LIST_PAGE_SIZE, OperatorContext
+from tenantctl.operator.runtime.handlers import LIST_PAGE_SIZE, TENANT_CLUSTERS, OperatorContext
 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
 
@@ -198,13 +198,12 @@ async def test_a_trusted_tenant_whose_object_was_changed_by_someone_is_repaired(
 async def test_a_deleted_tenant_leaves_no_word_behind(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     """The operator's memory of verified passes ends with the tenant (it would grow with every tenant ever seen)."""
     seeded(mgmt, tenant)
-    clusters = Resource("tenantctl.io/v1alpha1", "TenantCluster", "tenantclusters", True)
     async with running_operator(mgmt) as ctx:
         await eventually(lambda: ready(mgmt))
         await quiet(ctx, mgmt, PROXMOX)
         assert PROXMOX in ctx.verified
         async with KubeClient(Connection.from_server(url(mgmt))) as api:
-            await api.delete(clusters, "acme", "tenant-acme")
+            await api.delete(TENANT_CLUSTERS, "acme", "tenant-acme")
         await eventually(lambda: mgmt.get(TC, *PROXMOX) is None, timeout=10)
         assert PROXMOX not in ctx.verified
 
