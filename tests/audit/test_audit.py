@@ -411,6 +411,22 @@ def test_a_literal_secret_value_of_any_shape_is_found(tmp_path: Path) -> None:
     assert "acme-csi.spec.values.storageClass[0].storage: carries the value of a credentials Secret" in result.stderr
 
 
+def test_a_secret_value_inside_a_longer_string_is_found_where_it_sits() -> None:
+    """A token pasted into a config blob (a values string, a tenant-side file) is still that token."""
+    value = "no-known-shape-but-secret"
+    objects, bootstrap, creds = _objects()
+    _release(objects)["spec"]["values"]["extraConfig"] = f"[global]\nsecret = {value}\nregion = pve\n"
+    secret = next(o for o in bootstrap if o["kind"] == "Secret")
+    secret.setdefault("stringData", {})["config.ini"] = f"password={value};"
+    found = {(p.path, p.message) for p in errors(audit_objects(objects, bootstrap, creds, [value]))}
+    assert found == {
+        ("HelmRelease/tenant-acme/acme-csi.spec.values.extraConfig", "carries the value of a credentials Secret"),
+        (f"Secret/kube-system/{secret['metadata']['name']}.stringData.config.ini",
+         "carries the value of a credentials Secret"),
+    }
+    assert not errors(audit_objects(*_objects(), [value])), "the same render without the pasted value is clean"
+
+
 def test_credential_values_take_token_keys_and_skip_short_ones() -> None:
     assert credential_values([_secret("long-enough-token")]) == ["long-enough-token"]
     assert credential_values([_secret("short")]) == []

@@ -208,3 +208,15 @@ def test_a_template_id_no_vm_has_is_named(run_doctor: RunDoctor, tenant_spec: An
     row = only(run_doctor(tenant_spec(by_id)).of("template"))
     assert (row.status, row.seen) == (Status.FAIL, "templateID 9999 does not exist (or the token cannot see it)")
     assert row.advice == "create the Talos template with that VMID, or grant VM.Audit on it"
+
+
+def test_a_vm_with_exactly_its_hosts_vcpus_fits_and_one_more_does_not(
+    stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any
+) -> None:
+    """Proxmox refuses a VM with more vCPUs than its host has threads, not one with as many."""
+    threads = 4  # every fakepve node's /nodes maxcpu; the FAIL row below reads it back
+    exact = only(run_doctor(tenant_spec(lambda c, p: p["spec"]["resources"].update(cpu=threads))).of("cores"))
+    assert (exact.status, exact.seen) == (Status.PASS, f"{threads} vCPUs per VM fit every node of the pool")
+    over = only(run_doctor(tenant_spec(lambda c, p: p["spec"]["resources"].update(cpu=threads + 1))).of("cores"))
+    assert (over.status, over.seen) == (
+        Status.FAIL, f"a VM gets {threads + 1} vCPUs; pve1 has {threads}, pve2 has {threads}")

@@ -474,3 +474,18 @@ def test_a_vlan_tagged_pool_is_not_held_to_the_bridges_own_subnet(run_doctor: Ru
 
     (row,) = run_doctor(tenant_spec(tagged)).of("gateway")
     assert (row.status, row.seen) == (Status.PASS, "on-prefix for every address (198.51.100.0/24)")
+
+
+def test_a_spread_group_that_exactly_fills_its_node_fits_and_a_mebibyte_more_does_not(
+    stand: FakePve, run_doctor: RunDoctor, tenant_spec: Any
+) -> None:
+    """capmox refuses a clone when the node's reservable memory is below the VMs' (InsufficientMemory), so the
+    arithmetic holds at the byte: 1+1 VMs × 4 GiB on an 8 GiB node fit exactly; one MiB held by another guest
+    does not."""
+    exact = {r.subject: r for r in run_doctor(tenant_spec(_spread())).of("memory")}["NodePool/md0 on pve2"]
+    assert (exact.status, exact.seen) == (Status.PASS, "needs 8.0 GiB (1+1 VMs × 4.0 GiB); 8.0 GiB reservable on "
+                                                       "pve2 (100% of 8.0 GiB, less 0.0 GiB held by other guests)")
+    stand.add_vm(502, "tiny", node="pve2", config={"memory": 1})
+    short = {r.subject: r for r in run_doctor(tenant_spec(_spread())).of("memory")}["NodePool/md0 on pve2"]
+    assert short.status is Status.FAIL, short.seen
+    assert short.advice.startswith("free 0.0 GiB on pve2"), short.advice

@@ -268,3 +268,50 @@ def test_the_kamaji_release_is_read_from_its_controllers_image_tag_where_the_tag
     assert kamaji_release_of([_kamaji_deployment("ghcr.io/cozystack/cozystack/kamaji:v1.6.0")]) is None, (
         "a site's own build names no Kamaji release: it is declared instead")
     assert kamaji_release_of([_kamaji_deployment("registry:5000/kamaji")]) is None
+
+
+# -- the skew guards: no pool moves while the control plane has not fully reached the target ------------------
+
+def test_pools_wait_while_any_apiserver_replica_is_not_ready() -> None:
+    """Kamaji reports the new version as soon as one replica runs it; the others still serve the old one."""
+    pools = {"a": _pool(OLD), "b": _pool(OLD)}
+    for ready in (0, 1):
+        live = LiveState("v1.35.6", "v1.35.6", True, (ready, 2), pools)
+        in_stage = {"stage": "ControlPlane", "target": TARGET.as_status()}
+        decision, _ = decide("v1.35", "v1.13.6", ["a", "b"], live, 60, in_stage)
+        assert (decision.stage, dict(decision.held)) == (Stage.CONTROL_PLANE, {"a": OLD, "b": OLD}), ready
+        assert f"{ready}/2 ready" in decision.waiting
+    released, _ = decide("v1.35", "v1.13.6", ["a", "b"], LiveState("v1.35.6", "v1.35.6", True, (2, 2), pools), 60)
+    assert (released.stage, released.pool, dict(released.held)) == (Stage.POOL, "a", {"b": OLD})
+
+
+@pytest.mark.parametrize("previous", [
+    None,  # status.upgrade lost: a status write that never landed before a restart
+    {"stage": "Pool", "pool": "a", "target": TARGET.as_status()},  # a stale word from before the restart
+    {"stage": "ControlPlane", "target": {"kubernetes": "v1.34.9", "talos": "v1.13.6"}},  # an earlier target's
+], ids=["missing", "stale-stage", "stale-target"])
+def test_without_a_true_status_the_pools_wait_for_the_control_plane_the_cluster_reports(
+    previous: dict[str, Any] | None,
+) -> None:
+    """The decision is read from the live objects: the KamajiControlPlane's spec is at the target but it still
+    reports the old minor, so a pool released now would run a kubelet newer than its apiserver."""
+    pools = {"a": _pool(OLD), "b": _pool(OLD)}
+    for reported, ready in (("v1.34.9", True), ("v1.35.6", False), (None, False)):
+        live = LiveState("v1.35.6", reported, ready, (2, 2), pools)
+        decision, _ = decide("v1.35", "v1.13.6", ["a", "b"], live, 60, previous)
+        assert decision.stage is Stage.CONTROL_PLANE, (reported, ready)
+        assert dict(decision.held) == {"a": OLD, "b": OLD}, (reported, ready)
+        assert decision.remaining == ("a", "b")
+
+
+def test_a_pool_whose_new_machines_are_not_yet_available_holds_the_next() -> None:
+    """Updated is not enough: a machine at the new version that is not yet available serves nothing, and
+    rolling the next pool then would take two pools' capacity down at once."""
+    previous = {"stage": "Pool", "pool": "a", "target": TARGET.as_status()}
+    unavailable = PoolState(TARGET, replicas=2, updated=2, available=1, settled=True)
+    live = _live({"a": unavailable, "b": _pool(OLD)})
+    decision, _ = decide("v1.35", "v1.13.6", ["a", "b"], live, 60, previous)
+    assert (decision.stage, decision.pool, dict(decision.held)) == (Stage.POOL, "a", {"b": OLD})
+    assert decision.waiting == "pool a to finish its rollout (2/2 updated, 1/2 available)"
+    last, _ = decide("v1.35", "v1.13.6", ["a"], _live({"a": unavailable}), 60, previous)
+    assert (last.stage, last.pool) == (Stage.POOL, "a"), "the last pool keeps the stage until it is available"
