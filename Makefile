@@ -59,9 +59,12 @@ test: lint typecheck $(VENV)/.installed-dev
 slow: $(VENV)/.installed-dev
 	$(BIN)/pytest -q -m slow
 
-# Mutation testing (CPU-heavy, not part of `make test`; docs/testing.md keeps the scores). mutmut generates the mutants and maps tests to functions (its run of one audit mutant); then a seeded
-# sample per area is checked against the area's suites and scored (benchmarks/mutation_scores.py).
+# Mutation testing (CPU-heavy, not part of `make test`; docs/testing.md keeps the scores). First the promise
+# mutants (benchmarks/promise_mutants.toml: hand-written, every one must be killed); then mutmut generates the
+# mutants and maps tests to functions (its run of one audit mutant), and a seeded sample per area is checked
+# against the area's suites and scored (benchmarks/mutation_scores.py).
 mutation: $(VENV)/.installed-dev
+	TENANTCTL_SHARED=$(abspath $(SHARED)) $(BIN)/python benchmarks/promise_mutants.py
 	TENANTCTL_SHARED=$(abspath $(SHARED)) $(BIN)/mutmut run "tenantctl.audit.x_credential_values__mutmut_1" || test -s mutants/mutmut-stats.json
 	$(BIN)/python benchmarks/mutation_scores.py sample | TENANTCTL_SHARED=$(abspath $(SHARED)) $(BIN)/python benchmarks/mutation_scores.py run
 	$(BIN)/python benchmarks/mutation_scores.py report

@@ -277,10 +277,19 @@ def test_a_helm_mirror_serves_every_chart_under_its_own_name_at_the_same_version
             "HelmRepository", "https://charts.mirror.example/tenantctl", expected, upstream.version)
 
 
-@pytest.mark.parametrize("mirror", [{}, {"oci": "oci://a/b", "helm": "https://c/d"}, {"oci": "https://not-oci"}])
-def test_a_mirror_is_one_place_of_the_right_scheme(mirror: dict[str, str]) -> None:
-    with pytest.raises(ValidationError):
+ONE_PLACE = "give exactly one of oci (an OCI registry path) or helm (a Helm repository URL)"
+
+
+@pytest.mark.parametrize(("mirror", "loc", "message"), [
+    ({}, ("mirror",), ONE_PLACE),
+    ({"oci": "oci://a/b", "helm": "https://c/d"}, ("mirror",), ONE_PLACE),
+    ({"oci": "https://not-oci"}, ("mirror", "oci"), "String should match pattern '^oci://"),
+    ({"helm": "oci://a/b"}, ("mirror", "helm"), "String should match pattern '^https?://"),
+])
+def test_a_mirror_is_one_place_of_the_right_scheme(mirror: dict[str, str], loc: tuple[str, ...], message: str) -> None:
+    with pytest.raises(ValidationError) as refused:
         ChartSourcesSpec.model_validate({"mirror": mirror})
+    assert [(e["loc"], message in e["msg"]) for e in refused.value.errors()] == [(loc, True)], refused.value.errors()
 
 
 def test_images_lists_the_charts_a_site_mirrors_beside_the_images(tmp_path: Any) -> None:

@@ -111,10 +111,26 @@ def test_the_crds_alone_refuse_the_expose_and_autoscaling_suites(
         assert any(p.path == path for p in problems), f"{path}:\n" + "\n".join(map(str, problems))
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def _tenant_examples() -> list[str]:
+    """The examples that hold tenant objects; the others (observed state, a Platform) have no CRD of ours."""
+    return sorted(p.name for p in EXAMPLES.glob("*.yaml")
+                  if any(d.get("kind") == "TenantCluster" for d in load_example(p.name)))
+
+
+def test_the_tenant_examples_are_the_ones_expected() -> None:
+    assert _tenant_examples() == ["kubevirt.yaml", "proxmox-spread.yaml", "proxmox.yaml"]
+
+
+@pytest.mark.parametrize("example", _tenant_examples())
 def test_every_example_passes_the_crds(example: str, own_catalog: SchemaCatalog) -> None:
     docs = [d for d in load_example(example) if d.get("kind") in ("TenantCluster", "NodePool")]
+    assert {d["kind"] for d in docs} == {"TenantCluster", "NodePool"}
     assert validate_objects(docs, own_catalog, core=False) == []
+    broken = clone(docs)
+    broken[0]["spec"]["version"] = "1.33"
+    assert [p.path for p in _errors(validate_objects(broken, own_catalog, core=False))] == [
+        f"TenantCluster/{docs[0]['metadata']['name']}.spec.version"
+    ], "the same documents with one bad field are refused: the CRDs did judge them"
 
 
 def _versions(catalog: SchemaCatalog) -> list[CrdVersion]:

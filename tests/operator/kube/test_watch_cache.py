@@ -357,9 +357,14 @@ def test_versions_that_are_not_integers_are_taken_as_they_come() -> None:
 
 
 def test_a_drop_in_a_namespace_never_seen_is_nothing() -> None:
+    """The same name deleted in another namespace leaves ours held, adds no empty bucket for that namespace
+    (every namespace's deletes stream by), and remembers nothing."""
     store = _store()
-    store.drop({"metadata": {"name": "x", "namespace": "elsewhere", "resourceVersion": "1"}})
-    assert store.objects == {}
+    store.put(_versioned("x", "5", "ours"))
+    store.drop({"metadata": {"name": "x", "namespace": "elsewhere", "resourceVersion": "9"}})
+    assert list(store.objects) == ["ns"]
+    assert (_held(store, "x") or {})["data"] == {"v": "ours"}
+    assert store.wanted == {}
 
 
 async def test_a_deleted_object_that_was_asked_for_is_known_absent_without_a_read(mgmt: KubeEmulator) -> None:
