@@ -302,8 +302,8 @@ def test_spread_ip_capacity_counts_each_groups_surge(tmp_path: Path) -> None:
 
 
 CRD_CASES: dict[str, tuple[Edit, str]] = {
-    "vmid range reversed": (_px(vmIDRange={"start": 5010, "end": 5000}), "end 5000 is before start 5010"),
-    "default mtu below 1280": (_net(mtu=1000), "1000 is not an MTU capmox accepts"),
+    "vmid range reversed": (_px(vmIDRange={"start": 5010, "end": 5000}), "end is before start"),
+    "default mtu below 1280": (_net(mtu=1000), "is not an MTU capmox accepts"),
     "device without a pool": (_net(additionalDevices=[{"name": "net1", "bridge": "vmbr1"}]),
                               "needs ipv4 and/or ipv6 addresses"),
     "device named net0": (_dev(name="net0"), "additionalDevices[0].name"),

@@ -21,7 +21,10 @@ from tenantctl.spec.crd_rules import FIELD_RULES, ITEM_RULES, MODEL_RULES, ROOT_
 from tenantctl.spec.nodepool import NodePool, NodePoolSpec
 from tenantctl.spec.tenant import TenantCluster, TenantClusterSpec
 
-__all__ = ["CRD_GROUP", "CRD_VERSION", "CrdKind", "model_defaults", "render_crd", "render_crds", "structural_schema"]
+__all__ = [
+    "CRD_GROUP", "CRD_VERSION", "CrdKind", "defaulted", "model_defaults", "render_crd", "render_crds",
+    "structural_schema",
+]
 
 CRD_GROUP = "tenantctl.io"
 CRD_VERSION = "v1alpha1"
@@ -214,6 +217,24 @@ def structural_schema(model: type[BaseModel]) -> tuple[dict[str, Any], set[str]]
     return schema, translator.used
 
 
+def defaulted(schema: Mapping[str, Any], value: Any) -> Any:
+    """`value` with the schema's defaults filled in below it, as the API server defaults an object.
+
+    A default is itself validated by the API server, CEL rules included, without its nested defaults
+    applied: `spec: {default: {}}` is refused ("no such key: substrate" in a rule on spec). So a default
+    object is written out whole, as it would be once defaulted.
+    """
+    if not isinstance(value, dict) or schema.get("type") != "object":
+        return value
+    out = dict(value)
+    for key, sub in (schema.get("properties") or {}).items():
+        if key not in out and "default" in sub:
+            out[key] = sub["default"]
+        if key in out:
+            out[key] = defaulted(sub, out[key])
+    return out
+
+
 def _metadata_schema() -> dict[str, Any]:
     # The API server lets a CRD say only this about metadata; it makes `.metadata.name` a valid fieldPath.
     return {"type": "object", "properties": {"name": {"type": "string", "maxLength": 253}}}
@@ -237,7 +258,7 @@ def _root(kind: _Kind) -> tuple[dict[str, Any], set[str]]:
     if spec_field.is_required():
         root["required"] = ["spec"]
     else:
-        spec_schema["default"] = {}
+        spec_schema["default"] = defaulted(spec_schema, {})
     rules = ROOT_RULES.get(kind.kind)
     if rules:
         used.add(kind.kind)

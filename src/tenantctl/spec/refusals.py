@@ -120,7 +120,9 @@ REFUSALS: dict[str, Refusal] = {
     "label value": _s("`pattern`, `maxLength` on the map's values"),
     "taint effect": _s("`enum`, `required`"),
     "taint key and effect twice": _s("`x-kubernetes-list-type: map` keyed by key and effect"),
-    "taint key in a reserved domain": _c("the key's prefix against the reserved domains"),
+    "taint key in a reserved domain": _w(
+        "no CEL rule: run per item of an unbounded list, it exceeds the API server's cost budget"
+    ),
     "taint key not a qualified name": _s("`pattern`"),
     "taint value": _s("`pattern`"),
     "unknown add-on with the closest name": _s("no such property (strict field validation; pruned otherwise)"),

@@ -108,6 +108,25 @@ async def _unserved(api: KubeClient, objects: Sequence[Mapping[str, Any]], crds:
     return list(missing.values())
 
 
+async def _missing_namespaces(api: KubeClient, objects: Sequence[Mapping[str, Any]]) -> list[Problem]:
+    """Namespaces the render writes into that neither exist nor are rendered: a tenant's, named by `-f`,
+    is the platform admin's to create (found on the real API server: without this check the CRDs and
+    the cluster RBAC were applied before the first Role was refused, half an install)."""
+    rendered = {o["metadata"]["name"] for o in objects if (o["apiVersion"], o["kind"]) == ("v1", "Namespace")}
+    wanted = sorted({str(o["metadata"]["namespace"]) for o in objects if o["metadata"].get("namespace")} - rendered)
+    namespaces = await api.resource("v1", "Namespace")
+    if namespaces is None or not wanted:
+        return []
+    users: dict[str, list[str]] = {}
+    for obj in objects:
+        if obj["metadata"].get("namespace") in wanted:
+            users.setdefault(obj["metadata"]["namespace"], []).append(f"{obj['kind']} {obj['metadata']['name']}")
+    return [
+        Problem(f"namespace {ns}", f"does not exist; create it first (it holds {', '.join(users[ns])})")
+        for ns in wanted if await api.get(namespaces, ns) is None
+    ]
+
+
 async def apply_install(
     connection: Connection,
     objects: Sequence[Mapping[str, Any]],
@@ -118,7 +137,7 @@ async def apply_install(
     crds = _defined_kinds(objects)
     async with KubeClient(connection, field_manager=FIELD_MANAGER) as api:
         stale = await leftovers(api, objects)
-        problems = await _unserved(api, objects, crds)
+        problems = await _unserved(api, objects, crds) + await _missing_namespaces(api, objects)
         if stale and not prune:
             problems += [
                 Problem(str(s), "an operator workload or peering this render does not hold; it would go on "
