@@ -68,6 +68,15 @@ def test_every_render_is_admitted_by_server_side_apply(
         assert _refused_on_dry_run(tenant_admin, inside) == {}, "the objects applied inside the tenant"
 
 
+@pytest.mark.parametrize("example", ["proxmox.yaml", "kubevirt.yaml", "proxmox-spread.yaml"])
+def test_every_example_tenant_is_admitted_as_written(example: str, installed: Any, admin: Api) -> None:
+    """Red on the real server before the fix: memoryAdjustment's maximum 2**63-1, read as a float64 by the
+    API server, wrapped to -2**63 and refused every value."""
+    docs = [d for d in load_example(example) if d["kind"] in ("TenantCluster", "NodePool")]
+    assert docs
+    assert _refused_on_dry_run(admin, docs) == {}
+
+
 def test_the_platforms_provider_packages_are_admitted(installed: Any, admin: Api) -> None:
     result = CliRunner().invoke(app, ["providers", "render", "-f", str(EXAMPLES / "platform.yaml")])
     assert result.exit_code == 0, result.output

@@ -29,6 +29,8 @@ __all__ = [
 CRD_GROUP = "tenantctl.io"
 CRD_VERSION = "v1alpha1"
 _SCALARS = {"string", "integer", "number", "boolean"}
+_INT64_EDGE = 2**63 - 2**10
+"""Bounds this close to an int64's edge are not exactly a float64: the API server's reading of them wraps."""
 _KEPT = (
     "description", "minimum", "maximum", "minLength", "maxLength", "pattern", "format",
     "minItems", "maxItems", "minProperties", "maxProperties",
@@ -203,6 +205,15 @@ class _Translator:
             if isinstance(node.get(exclusive), int | float) and not isinstance(node[exclusive], bool):
                 out[bound] = node[exclusive]
                 out[exclusive] = True
+        for bound in ("minimum", "maximum"):
+            if abs(out.get(bound, 0)) >= _INT64_EDGE:
+                # The API server reads a bound as a float64: 2**63-1 becomes 2**63 and wraps to -2**63 as an
+                # int64 ("should be less than or equal to -9223372036854775808", found on the real server).
+                # An int64's range is what `format: int64` already holds it to.
+                del out[bound]
+                out.pop(f"exclusive{bound.title()}", None)
+                if node.get("type") == "integer":
+                    out["format"] = "int64"
         if "enum" in node and "type" not in node:
             out["enum"] = list(node["enum"])
         return out
