@@ -109,6 +109,11 @@ class Api:
             self.path(api_version, kind, namespace, name) + "/status", json={"status": dict(status)},
             headers={"Content-Type": "application/merge-patch+json"}, timeout=30))
 
+    def merge(self, api_version: str, kind: str, namespace: str | None, name: str, patch: Mapping[str, Any]) -> Obj:
+        return self._answer(self.session.patch(
+            self.path(api_version, kind, namespace, name), json=dict(patch),
+            headers={"Content-Type": "application/merge-patch+json"}, timeout=30))
+
     def delete(self, api_version: str, kind: str, namespace: str | None, name: str) -> bool:
         answer = self.session.delete(self.path(api_version, kind, namespace, name), timeout=30)
         if answer.status_code == 404:

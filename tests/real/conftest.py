@@ -78,9 +78,11 @@ def installed(admin: Api, management: ControlPlane, shared: Path) -> dict[str, l
     webhook tests register it again pointed at the operator's webhook served on loopback.
     """
     upstream = admin.install_crds(crd_documents(_upstream_crds(shared)))
-    admin.namespace("tenant-acme")  # the example tenant's, which a platform admin creates before `install -f`
+    for namespace in ("tenant-acme", "tenant-demo"):  # the examples', created before `install -f` names them
+        admin.namespace(namespace)
     result = CliRunner().invoke(app, ["install", "--apply", "--kubeconfig", str(management.admin_kubeconfig_path),
-                                      "-f", str(REPO / "examples" / "proxmox.yaml")])
+                                      "-f", str(REPO / "examples" / "proxmox.yaml"),
+                                      "-f", str(REPO / "examples" / "kubevirt.yaml")])
     assert result.exit_code == 0, result.output
     ours = [c["metadata"]["name"] for c in admin.list("apiextensions.k8s.io/v1", "CustomResourceDefinition")
             if c["metadata"]["name"] not in upstream]

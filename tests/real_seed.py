@@ -1,0 +1,187 @@
+"""The world around a tenant on the real API servers: what the platform admin, Kamaji, Cluster API and
+cert-manager would write, written by the test as admin (there are no such controllers here), and the
+operator run as the ServiceAccount `tenantctl install` renders, with exactly the RBAC it renders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import copy
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import kopf
+import yaml
+
+from real_api import Api
+from real_control_plane import ControlPlane
+from tenantctl import MANAGED_BY
+from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.kube.client import Connection
+from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
+from tenantctl.render import Names
+from tenantctl.spec import parse_tenant_documents
+
+OPERATOR_NAMESPACE = "tenantctl-system"
+OPERATOR_SA = "tenantctl-operator"
+CAPMOX_TOKEN_SECRET = "0d7c3f7e-capmox-token-secret"
+
+
+def b64(text: str | bytes) -> str:
+    return base64.b64encode(text.encode() if isinstance(text, str) else text).decode()
+
+
+def kamaji_labels(control_plane: str, component: str) -> dict[str, str]:
+    """The labels Kamaji puts on what it writes for a TenantControlPlane (`utilities.KamajiLabels`)."""
+    return {"kamaji.clastix.io/name": control_plane, "kamaji.clastix.io/component": component,
+            "kamaji.clastix.io/project": "kamaji"}
+
+
+def rename(docs: list[dict[str, Any]], namespace: str) -> list[dict[str, Any]]:
+    """The example's documents moved to `namespace`: tests on one server isolate by namespace."""
+    out = copy.deepcopy(docs)
+    for doc in out:
+        doc["metadata"]["namespace"] = namespace
+    return out
+
+
+def seed_tenant(api: Api, docs: list[dict[str, Any]]) -> None:
+    """The TenantCluster and NodePools as a user applies them (after the namespace exists)."""
+    for doc in docs:
+        api.namespace(doc["metadata"]["namespace"])
+        api.apply(doc, manager="kubectl")
+
+
+def seed_control_plane(api: Api, docs: list[dict[str, Any]], tenant: ControlPlane | None,
+                       *, address: str = "192.0.2.10") -> None:
+    """What Kamaji, cert-manager and the cloud write for the tenant, and (proxmox) the capmox Secret the
+    platform admin applies before it. `tenant`: the real API server standing for the tenant's."""
+    cluster = parse_tenant_documents(docs).clusters[0]
+    names, ns = Names(cluster), cluster.metadata.namespace
+    api.namespace(ns)
+    service: dict[str, Any] = {"apiVersion": "v1", "kind": "Service",
+                               "metadata": {"name": names.apiserver_service, "namespace": ns},
+                               "spec": {"ports": [{"name": "kube-apiserver", "port": 6443}]}}
+    if cluster.spec.substrate == "proxmox":
+        service["spec"]["type"] = "LoadBalancer"
+        api.apply(service, manager="kamaji")
+        api.merge_status("v1", "Service", ns, names.apiserver_service,
+                         {"loadBalancer": {"ingress": [{"ip": address}]}})
+    else:
+        service["spec"].update(type="ClusterIP", clusterIP=address)
+        api.apply(service, manager="kamaji")
+    if cluster.spec.substrate == "proxmox":
+        px = cluster.spec.proxmox
+        assert px is not None and px.credentials_secret_name
+        api.apply({"apiVersion": "v1", "kind": "Secret",
+                   "metadata": {"name": px.credentials_secret_name, "namespace": ns,
+                                "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}},
+                   "data": {"url": b64("https://pve.example:8006"), "token": b64("capmox@pve!capi"),
+                            "secret": b64(CAPMOX_TOKEN_SECRET), "insecure": b64("false")}}, manager="admin")
+    ca = tenant.ca.pem if tenant is not None else b"KUBE CA"
+    api.apply({"apiVersion": "v1", "kind": "Secret",
+               "metadata": {"name": names.kubernetes_ca, "namespace": ns,
+                            "labels": kamaji_labels(names.control_plane, "ca")},
+               "data": {"ca.crt": b64(ca)}}, manager="kamaji")
+    api.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": names.talos_ca, "namespace": ns},
+               "data": {"tls.crt": b64("TALOS CA")}}, manager="cert-manager")
+    if tenant is not None:
+        api.apply({"apiVersion": "v1", "kind": "Secret",
+                   "metadata": {"name": names.admin_kubeconfig, "namespace": ns,
+                                "labels": kamaji_labels(names.control_plane, "admin-kubeconfig")},
+                   "data": {"super-admin.svc": b64(yaml.safe_dump(tenant.admin_kubeconfig))}}, manager="kamaji")
+
+
+def operator_connection(management: ControlPlane) -> Connection:
+    """The operator's identity: a token of the ServiceAccount `install` renders, bound by its RBAC only."""
+    return Connection.from_kubeconfig(management.kubeconfig_for(OPERATOR_NAMESPACE, OPERATOR_SA))
+
+
+@contextlib.asynccontextmanager
+async def running_operator(connection: Connection, settings: OperatorSettings) -> AsyncIterator[OperatorContext]:
+    """The whole kopf engine with our registry, cluster-wide, until the block ends."""
+    ctx = OperatorContext(connection, settings)
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(kopf.operator(
+        registry=build_registry(ctx), clusterwide=True, standalone=True, stop_flag=stop, ready_flag=ready))
+    try:
+        await asyncio.wait_for(ready.wait(), 30)
+        yield ctx
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2, what: str = "") -> Any:
+    """Poll `check` (run in a thread: it may block on the API) until it returns something truthy."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    value: Any = None
+    while loop.time() < deadline:
+        value = await asyncio.to_thread(check)
+        if value:
+            return value
+        await asyncio.sleep(interval)
+    raise AssertionError(f"not within {timeout:g}s: {what or check}; last value: {value!r}")
+
+
+def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == kind:
+            return dict(c)
+    return {}
+
+
+VOLUMES = (("pv-a", "local-zfs:vm-1-disk-a", "app", "data-a"), ("pv-b", "local-zfs:vm-1-disk-b", "app", "data-b"),
+           ("pv-c", "local-zfs:c", "db", "data-c"))
+"""(PersistentVolume, its CSI handle, the claim's namespace and name) of `tenant_volumes`."""
+
+
+def tenant_volumes(tenant: Api) -> None:
+    """Three disks in the tenant: two claims mounted by one pod, one by a pod elsewhere, an idle pod. The API
+    server's admission adds the pvc-protection finalizer, as in a real cluster."""
+    for pv, disk, ns, claim in VOLUMES:
+        tenant.apply({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": pv},
+                      "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                               "persistentVolumeReclaimPolicy": "Delete",
+                               "claimRef": {"namespace": ns, "name": claim},
+                               "csi": {"driver": "csi.proxmox.sinextra.dev", "volumeHandle": disk}}})
+        tenant.namespace(ns)
+        tenant.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": claim, "namespace": ns},
+                      "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                               "volumeName": pv, "storageClassName": ""}})
+    container = [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]
+    both = [{"name": n, "persistentVolumeClaim": {"claimName": n}} for n in ("data-a", "data-b")]
+    tenant.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "both", "namespace": "app"},
+                  "spec": {"containers": container, "volumes": both}})
+    tenant.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "idle", "namespace": "app"},
+                  "spec": {"containers": container}})
+    tenant.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pg", "namespace": "db"},
+                  "spec": {"containers": container,
+                           "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data-c"}}]}})
+
+
+def play_storage(tenant: Api, release: bool) -> list[str]:
+    """One step of what the tenant's kube-controller-manager and CSI driver do at teardown: a deleted claim
+    no pod mounts loses its protection finalizer; with `release`, each volume whose claim is gone is
+    deleted with its disk. The handles of the disks freed by this step."""
+    mounted = {(p["metadata"]["namespace"], v["persistentVolumeClaim"]["claimName"])
+               for p in tenant.list("v1", "Pod") for v in p["spec"].get("volumes") or []
+               if v.get("persistentVolumeClaim")}
+    claims = {}
+    for claim in tenant.list("v1", "PersistentVolumeClaim"):
+        meta = claim["metadata"]
+        key = (meta["namespace"], meta["name"])
+        claims[key] = claim
+        if meta.get("deletionTimestamp") and key not in mounted and meta.get("finalizers"):
+            tenant.merge("v1", "PersistentVolumeClaim", *key, {"metadata": {"finalizers": None}})
+    freed = []
+    present = {pv["metadata"]["name"] for pv in tenant.list("v1", "PersistentVolume")}
+    for pv, disk, ns, claim in VOLUMES:
+        if release and pv in present and (ns, claim) not in claims:
+            tenant.merge("v1", "PersistentVolume", None, pv, {"metadata": {"finalizers": None}})
+            tenant.delete("v1", "PersistentVolume", None, pv)
+            freed.append(disk)
+    return freed
