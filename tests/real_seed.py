@@ -70,13 +70,12 @@ def seed_control_plane(api: Api, docs: list[dict[str, Any]], tenant: ControlPlan
         api.merge_status("v1", "Service", ns, names.apiserver_service,
                          {"loadBalancer": {"ingress": [{"ip": address}]}})
     else:
-        # A ClusterIP comes from the server's service range (10.0.0.0/24 here), not from the test's choice.
-        address = "10.0.0.10" if address == "192.0.2.10" else address
-        service["spec"].update(type="ClusterIP", clusterIP=address)
+        # The server allocates the ClusterIPs from its service range (10.0.0.0/24 here): a chosen one may be
+        # taken already by another test's Service.
+        service["spec"]["type"] = "ClusterIP"
         api.apply(service, manager="kamaji")
         api.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kube-dns", "namespace": "kube-system"},
-                   "spec": {"clusterIP": "10.0.0.53", "ports": [{"name": "dns", "port": 53, "protocol": "UDP"}]}},
-                  manager="kubeadm")
+                   "spec": {"ports": [{"name": "dns", "port": 53, "protocol": "UDP"}]}}, manager="kubeadm")
     if cluster.spec.substrate == "proxmox":
         px = cluster.spec.proxmox
         assert px is not None and px.credentials_secret_name
