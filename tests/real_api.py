@@ -38,7 +38,7 @@ class Api:
 
     def _discover(self, api_version: str) -> None:
         path = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-        answer = self.session.get(self.server + path, timeout=30)
+        answer = self._request("GET", self.server + path, timeout=30)
         if answer.status_code == 404:
             return
         answer.raise_for_status()
@@ -66,6 +66,16 @@ class Api:
 
     # -- requests ----------------------------------------------------------------------------------------
 
+    def _request(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        """One request; a 429 (a CRD's storage still initializing, priority and fairness) is asked again
+        after the server's Retry-After, as any client does, for up to 30 s."""
+        deadline = time.monotonic() + 30
+        while True:
+            answer = self.session.request(method, url, **kwargs)
+            if answer.status_code != 429 or time.monotonic() > deadline:
+                return answer
+            time.sleep(min(float(answer.headers.get("Retry-After") or 1), 2.0))
+
     def _answer(self, answer: requests.Response) -> Obj:
         if answer.status_code >= 400:
             try:
@@ -81,41 +91,41 @@ class Api:
         params: dict[str, str] = {"fieldManager": manager, "force": "true"}
         if dry_run:
             params["dryRun"] = "All"
-        return self._answer(self.session.patch(
+        return self._answer(self._request("PATCH",
             self._of(obj) + (f"/{subresource}" if subresource else ""), params=params,
             data=yaml.safe_dump(dict(obj)).encode(), headers={"Content-Type": "application/apply-patch+yaml"},
             timeout=60))
 
     def create(self, obj: Mapping[str, Any]) -> Obj:
         meta = obj.get("metadata") or {}
-        return self._answer(self.session.post(
+        return self._answer(self._request("POST",
             self.path(obj["apiVersion"], obj["kind"], meta.get("namespace")), json=dict(obj), timeout=60))
 
     def get(self, api_version: str, kind: str, namespace: str | None, name: str) -> Obj | None:
-        answer = self.session.get(self.path(api_version, kind, namespace, name), timeout=30)
+        answer = self._request("GET", self.path(api_version, kind, namespace, name), timeout=30)
         if answer.status_code == 404:
             return None
         return self._answer(answer)
 
     def list(self, api_version: str, kind: str, namespace: str | None = None, selector: str = "") -> list[Obj]:
         params = {"labelSelector": selector} if selector else {}
-        return list(self._answer(self.session.get(self.path(api_version, kind, namespace), params=params,
+        return list(self._answer(self._request("GET", self.path(api_version, kind, namespace), params=params,
                                                   timeout=30))["items"])
 
     def merge_status(self, api_version: str, kind: str, namespace: str | None, name: str,
                      status: Mapping[str, Any]) -> Obj:
         """What a controller writes: a merge patch of the status subresource."""
-        return self._answer(self.session.patch(
+        return self._answer(self._request("PATCH",
             self.path(api_version, kind, namespace, name) + "/status", json={"status": dict(status)},
             headers={"Content-Type": "application/merge-patch+json"}, timeout=30))
 
     def merge(self, api_version: str, kind: str, namespace: str | None, name: str, patch: Mapping[str, Any]) -> Obj:
-        return self._answer(self.session.patch(
+        return self._answer(self._request("PATCH",
             self.path(api_version, kind, namespace, name), json=dict(patch),
             headers={"Content-Type": "application/merge-patch+json"}, timeout=30))
 
     def delete(self, api_version: str, kind: str, namespace: str | None, name: str) -> bool:
-        answer = self.session.delete(self.path(api_version, kind, namespace, name), timeout=30)
+        answer = self._request("DELETE", self.path(api_version, kind, namespace, name), timeout=30)
         if answer.status_code == 404:
             return False
         self._answer(answer)
