@@ -341,3 +341,24 @@ def running(workdir: Path, **kwargs: Any) -> Iterator[ControlPlane]:
         yield plane.start()
     finally:
         plane.stop()
+
+
+def session_for(config: dict[str, Any], directory: Path) -> tuple[str, requests.Session]:
+    """(server, session) of a kubeconfig's current context as a client reads it: its CA, its client
+    certificate or token (files written to `directory`)."""
+    context = next(c["context"] for c in config["contexts"] if c["name"] == config["current-context"])
+    cluster = next(c["cluster"] for c in config["clusters"] if c["name"] == context["cluster"])
+    user = next(u["user"] for u in config["users"] if u["name"] == context["user"])
+    session = requests.Session()
+    session.trust_env = False
+    ca = directory / "ca.crt"
+    ca.write_bytes(base64.b64decode(cluster["certificate-authority-data"]))
+    session.verify = str(ca)
+    if "client-certificate-data" in user:
+        cert, key = directory / "client.crt", directory / "client.key"
+        cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+        key.write_bytes(base64.b64decode(user["client-key-data"]))
+        session.cert = (str(cert), str(key))
+    if "token" in user:
+        session.headers["Authorization"] = f"Bearer {user['token']}"
+    return str(cluster["server"]), session

@@ -10,7 +10,7 @@ machine without the binaries builds them (the build script is the fixture's firs
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -49,15 +49,41 @@ def management(tmp_path_factory: pytest.TempPathFactory, envtest_bin: Path) -> I
 
 
 @pytest.fixture(scope="session")
-def tenant_plane(tmp_path_factory: pytest.TempPathFactory, envtest_bin: Path,
-                 management: ControlPlane) -> Iterator[ControlPlane]:
-    """A second kube-apiserver on the management etcd, under its own prefix: the tenant's API."""
-    plane = ControlPlane(tmp_path_factory.mktemp("tenant"), envtest_bin, controller_manager=False,
-                         etcd_url=management.etcd_url, etcd_prefix="/tenant-registry")
+def tenant_planes(tmp_path_factory: pytest.TempPathFactory, envtest_bin: Path,
+                  management: ControlPlane) -> Iterator[Callable[[], ControlPlane]]:
+    """Starts a tenant's API server: a kube-apiserver of its own on the management etcd, under a prefix of
+    its own (as Kamaji's tenants share a DataStore). Each tenant gets one, as in a real cluster: tenants
+    on one API server would see each other's bootstrap tokens and node RBAC."""
+    started: list[ControlPlane] = []
+
+    def start() -> ControlPlane:
+        plane = ControlPlane(tmp_path_factory.mktemp("tenant"), envtest_bin, controller_manager=False,
+                             etcd_url=management.etcd_url, etcd_prefix=f"/tenant-{len(started)}")
+        started.append(plane)
+        return plane.start()
+
     try:
-        yield plane.start()
+        yield start
+    finally:
+        for plane in started:
+            plane.stop()
+
+
+@pytest.fixture()
+def tenant_plane(tenant_planes: Callable[[], ControlPlane]) -> Iterator[ControlPlane]:
+    """This test's tenant API server, stopped when the test ends."""
+    plane = tenant_planes()
+    try:
+        yield plane
     finally:
         plane.stop()
+
+
+@pytest.fixture(scope="session")
+def shared_tenant_admin(tenant_planes: Callable[[], ControlPlane]) -> Api:
+    """One tenant API server for tests that only ask it to judge objects (dry runs)."""
+    plane = tenant_planes()
+    return Api(plane.server, plane.admin)
 
 
 def _upstream_crds(shared: Path) -> list[Path]:
@@ -90,6 +116,6 @@ def installed(admin: Api, management: ControlPlane, shared: Path) -> dict[str, l
     return {"upstream": upstream, "ours": ours, "install_output": [result.output]}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture()
 def tenant_admin(tenant_plane: ControlPlane) -> Api:
     return Api(tenant_plane.server, tenant_plane.admin)

@@ -54,7 +54,7 @@ def _refused_on_dry_run(api: Api, objects: Iterable[Mapping[str, Any]]) -> dict[
 
 @pytest.mark.parametrize(("example", "observed"), RENDERED, ids=[e for e, _ in RENDERED])
 def test_every_render_is_admitted_by_server_side_apply(
-    example: str, observed: str | None, installed: Any, admin: Api, tenant_admin: Api,
+    example: str, observed: str | None, installed: Any, admin: Api, shared_tenant_admin: Api,
 ) -> None:
     tenant = parse_tenant_documents(load_example(example))
     states = parse_observed(load_example(observed)) if observed else None
@@ -65,7 +65,7 @@ def test_every_render_is_admitted_by_server_side_apply(
         cluster = tenant.clusters[0]
         inside = render_tenant_bootstrap(cluster, states[(cluster.metadata.namespace, cluster.metadata.name)])
         assert inside
-        assert _refused_on_dry_run(tenant_admin, inside) == {}, "the objects applied inside the tenant"
+        assert _refused_on_dry_run(shared_tenant_admin, inside) == {}, "the objects applied inside the tenant"
 
 
 @pytest.mark.parametrize("example", ["proxmox.yaml", "kubevirt.yaml", "proxmox-spread.yaml"])

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.timeout(300)]
 TC = ("tenantctl.io/v1alpha1", "TenantCluster")
 KCP = ("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
 MD = ("cluster.x-k8s.io/v1beta1", "MachineDeployment")
-NS, NAME = "tenant-demo", "demo"
+NS, NAME = "upgrade-demo", "demo"
 KEY = (NS, NAME)
 OLD, NEW = "v1.34.9", "v1.35.6"
 
@@ -68,6 +68,8 @@ async def test_no_pool_moves_ahead_of_a_control_plane_that_has_not_fully_reached
     installed: Any, admin: Api, management: ControlPlane, tenant_plane: ControlPlane,
 ) -> None:
     docs = copy.deepcopy(load_example("kubevirt.yaml"))
+    for d in docs:
+        d["metadata"]["namespace"] = NS
     docs[0]["spec"]["version"] = "v1.34"
     seed_tenant(admin, docs)
     seed_control_plane(admin, docs, tenant_plane)
