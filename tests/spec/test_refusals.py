@@ -722,3 +722,16 @@ def test_every_bad_address_entry_is_reported_not_only_the_first() -> None:
     assert {path for path in errors if path.startswith(base)} == {
         f"{base}.addresses[0]", f"{base}.gateway", f"{base}.addresses[3]"}
     assert "outside the /24 of addresses[2] '10.0.0.1'" in errors[f"{base}.gateway"]
+
+
+def test_a_proxmox_tenants_ignored_kubevirt_block_is_still_held_to_the_crds_syntax() -> None:
+    """The API server refuses a bad name there whatever the substrate (found by tests/real/test_hostile.py):
+    refused here too, with no semantics of an ignored list (no warning for an empty one)."""
+    docs = clone(load_example("proxmox.yaml"))
+    tc(docs)["spec"]["kubevirt"] = {"storageClasses": [{"name": "kubevirt\n"}, {"name": "a"}, {"name": "a"}]}
+    assert refused(docs) == {
+        "TenantCluster/acme.spec.kubevirt.storageClasses[0].name": "'kubevirt\\n' is not a valid object name",
+        "TenantCluster/acme.spec.kubevirt.storageClasses[2].name": "duplicate StorageClass name 'a'",
+    }
+    tc(docs)["spec"]["kubevirt"] = {"storageClasses": []}
+    assert not [w for w in parse_tenant_documents(docs).warnings if "kubevirt" in w.path]

@@ -36,7 +36,7 @@ from tenantctl.spec.patterns import (
 from tenantctl.spec.placement import at_once_text, machines_at_once
 from tenantctl.spec.pool_placement import check_node_list, check_pool_placement
 from tenantctl.spec.quantity import QuantityError, parse_quantity, positive_quantity
-from tenantctl.spec.storage import check_storage_classes
+from tenantctl.spec.storage import check_storage_class_names, check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
 from tenantctl.spec.worker_network import check_worker_network
@@ -86,6 +86,8 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
                 "spec.talos.schematicID are what set the installer image there",
             )
         _check_proxmox_cluster(at, spec.proxmox, problems)
+        # Ignored on proxmox, but the CRD judges it (found by the real API server refusing what we admitted).
+        check_storage_class_names(f"{at}.spec.kubevirt.storageClasses", spec.kubevirt.storage_classes, problems)
         check_worker_network(at, tc, problems)
         if spec.addons.gpu_operator.enabled:
             problems.error(

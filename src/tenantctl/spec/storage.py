@@ -13,7 +13,7 @@ from typing import Protocol
 from tenantctl.problems import Problems
 from tenantctl.spec.names import is_dns_subdomain
 
-__all__ = ["NamedClass", "check_storage_classes", "default_storage_class"]
+__all__ = ["NamedClass", "check_storage_class_names", "check_storage_classes", "default_storage_class"]
 
 
 class NamedClass(Protocol):
@@ -44,6 +44,12 @@ def check_storage_classes(base: str, classes: Sequence[NamedClass], problems: Pr
                 f"{base}[{i}].default",
                 f"more than one default StorageClass ({shown}); mark one, or none to make the first the default",
             )
+    check_storage_class_names(base, classes, problems)
+
+
+def check_storage_class_names(base: str, classes: Sequence[NamedClass], problems: Problems) -> None:
+    """What the CRD holds of a StorageClass list (names unique, each an object name), also where the list
+    is ignored: the API server refuses it there all the same."""
     seen: set[str] = set()
     for i, sc in enumerate(classes):
         if sc.name in seen:
