@@ -7,9 +7,15 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import hypothesis  # noqa: F401  (see below)
 import pytest
 
 from tenant_support import REPO, load_example
+
+# hypothesis' pytest plugin imports hypothesis lazily, at the latest in the session's terminal summary. A
+# suite run alone (the crash sweeps) has by then had kopf, kmock and aiohttp threads format tracebacks while
+# the main thread parsed, and CPython 3.11's shared AST recursion-depth state (gh-106905) fails that late
+# import with SystemError after every test passed. Imported here, before any thread, it parses in peace.
 
 
 def shared_dir() -> Path:

@@ -16,12 +16,14 @@ import contextlib
 import functools
 import json
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import kmock
 import pytest
 from kube_emulator import CORE, PVC_PROTECTION, Fault, KubeEmulator, declare
@@ -61,6 +63,7 @@ class Stand:
     outage_reset: bool = False
     """The outage drops every connection (a reset) instead of answering 503."""
     outages: int = 0
+    metrics_port: int = 0
     refused: list[Fault] = field(default_factory=list)
     args: tuple[str, ...] = ()
     """Further `tenantctl operator` flags for the next start (a shard layout)."""
@@ -97,11 +100,35 @@ class Stand:
     async def start(self) -> None:
         """The operator as a process; its log goes to `operator.log` beside the kubeconfig (appended)."""
         log = (self.kubeconfig.parent / "operator.log").open("ab")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.metrics_port = int(probe.getsockname()[1])
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "tenantctl", "operator", "--kubeconfig", str(self.kubeconfig),
-            "--resync", "3600", *self.args, stdout=log, stderr=log,
+            "--resync", "3600", "--metrics-port", str(self.metrics_port), *self.args, stdout=log, stderr=log,
         )
         log.close()
+
+    async def passed(self) -> None:
+        """Until the running process has finished a pass. `done` may hold before it started (a cut after
+        the status write that makes it true): quiet alone then stopped the new process before its first
+        pass when its start took longer than the quiet window, and its writes were never made."""
+
+        async def passes() -> float:
+            try:
+                async with aiohttp.ClientSession() as http, \
+                        http.get(f"http://127.0.0.1:{self.metrics_port}/metrics") as answer:
+                    text = await answer.text()
+            except aiohttp.ClientError:
+                return 0.0
+            return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                       if line.startswith("tenantctl_reconcile_passes_total{"))
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 60
+        while await passes() < 1:
+            assert loop.time() < deadline, "the operator process finished no pass within 60s"
+            await asyncio.sleep(0.1)
 
     async def stop(self) -> None:
         if self.process is not None and self.process.returncode is None:
@@ -140,6 +167,7 @@ class Stand:
             self.cut = None
             await self.start()
         await eventually(done, timeout=60)
+        await self.passed()
         await self.quiet()
         await self.stop()
 
