@@ -69,6 +69,17 @@ def _cases(example: str, observed: str) -> Iterable[tuple[str, int, Path_, Any]]
 
 
 CASES = [*_cases("proxmox.yaml", "observed-proxmox.yaml"), *_cases("kubevirt.yaml", "observed-kubevirt.yaml")]
+CASE_IDS = [f"{s.split('.')[0]}[{i}].{'.'.join(map(str, p))}={v!r:.20}" for s, i, p, v in CASES]
+
+
+def mutated(source: str, index: int, path: Path_, value: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The example's documents (defaults written out) and its observed state, with the case's one change."""
+    example = source.replace("observed-", "")
+    docs = _explicit(example)
+    observed = copy.deepcopy(load_example(f"observed-{example}"))
+    target = observed if source.startswith("observed-") else docs
+    _set(target[index], path, value)
+    return docs, observed
 
 
 def _render(docs: list[dict[str, Any]], observed: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -101,19 +112,11 @@ def judge(assert_valid: Callable[[Iterable[Mapping[str, Any]]], None]) -> Callab
     return check
 
 
-@pytest.mark.parametrize(
-    ("source", "index", "path", "value"),
-    CASES,
-    ids=[f"{s.split('.')[0]}[{i}].{'.'.join(map(str, p))}={v!r:.20}" for s, i, p, v in CASES],
-)
+@pytest.mark.parametrize(("source", "index", "path", "value"), CASES, ids=CASE_IDS)
 def test_a_value_the_crds_refuse_is_refused_by_tenantctl(
     source: str, index: int, path: Path_, value: Any, judge: Callable[..., None]
 ) -> None:
-    example = source.replace("observed-", "")
-    docs = _explicit(example)
-    observed = copy.deepcopy(load_example(f"observed-{example}"))
-    target = observed if source.startswith("observed-") else docs
-    _set(target[index], path, value)
+    docs, observed = mutated(source, index, path, value)
     rendered = _render(docs, observed)
     if rendered is not None:
         judge(rendered)

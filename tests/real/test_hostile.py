@@ -39,7 +39,7 @@ from tenantctl.spec import parse_observed, parse_tenant_documents
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hostile"))
 
-from test_crd_strictness import CASES, Path_, _explicit, _set
+from test_crd_strictness import CASE_IDS, CASES, Path_, _explicit, mutated
 
 pytestmark = [pytest.mark.timeout(120)]
 
@@ -138,26 +138,18 @@ def baseline() -> set[str]:
     return keys
 
 
-@pytest.mark.parametrize(
-    ("source", "index", "path", "value"),
-    CASES,
-    ids=[f"{s.split('.')[0]}[{i}].{'.'.join(map(str, p))}={v!r:.20}" for s, i, p, v in CASES],
-)
+@pytest.mark.parametrize(("source", "index", "path", "value"), CASES, ids=CASE_IDS)
 def test_tenantctl_and_the_real_server_agree(
     source: str, index: int, path: Path_, value: Any, webhook: None, admin: Api, shared_tenant_admin: Api,
     baseline: set[str],
 ) -> None:
-    example = source.replace("observed-", "")
-    docs = _explicit(example)
-    observed = copy.deepcopy(load_example(f"observed-{example}"))
-    target = observed if source.startswith("observed-") else docs
-    _set(target[index], path, value)
+    docs, observed = mutated(source, index, path, value)
     if not source.startswith("observed-"):
-        mutated = docs[index]
-        if mutated["kind"] == "TenantCluster":
-            seen = [_moved(mutated, CLUSTERS_AT)]
+        changed_doc = docs[index]
+        if changed_doc["kind"] == "TenantCluster":
+            seen = [_moved(changed_doc, CLUSTERS_AT)]
         else:
-            seen = [_moved(docs[0], POOLS_AT), _moved(mutated, POOLS_AT)]
+            seen = [_moved(docs[0], POOLS_AT), _moved(changed_doc, POOLS_AT)]
         ours, theirs = _tenantctl_refuses(seen), _server_refuses(admin, seen[-1])
         assert (ours is None) == (theirs is None), f"tenantctl: {ours or 'admits'}\nserver: {theirs or 'admits'}"
     try:
