@@ -18,7 +18,6 @@ import json
 from tenantctl.spec import syntax
 from tenantctl.spec.compat import KUBERNETES_DOWNGRADE, KUBERNETES_SKIP, TALOS_DOWNGRADE
 from tenantctl.spec.exposure import EXPOSE_FIELDS, default_expose_type
-from tenantctl.spec.labels import NODE_RESTRICTION, NODE_ROLE, RESERVED_DOMAINS
 from tenantctl.spec.names import LABEL_MAX, MACHINE_SUFFIX_LEN
 from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_number
 
@@ -480,24 +479,6 @@ def _duration_at_least(floor: str, why: str) -> Rule:
     }
 
 
-def _in_domain(prefix: str, domain: str) -> str:
-    return f"({prefix} == '{domain}' || {prefix}.endsWith('.{domain}'))"
-
-
-_KEY_PREFIX = "self.split('/')[0]"
-_RESERVED_KEY: Rule = {
-    "rule": (
-        "!self.contains('/') || "
-        f"{_KEY_PREFIX} == '{NODE_ROLE}' || {_in_domain(_KEY_PREFIX, NODE_RESTRICTION)} || "
-        f"!({' || '.join(_in_domain(_KEY_PREFIX, d) for d in RESERVED_DOMAINS)})"
-    ),
-    "messageExpression": (
-        f"'key ' + {_q('self')} + ' is in a reserved domain ({', '.join(RESERVED_DOMAINS)}); of them only "
-        f"{NODE_ROLE}/* and {NODE_RESTRICTION}/* may be set on a pool'"
-    ),
-}
-
-
 _NOT_EMPTY: tuple[Rule, ...] = ({"rule": "self.trim() != ''", "message": "must not be empty"},)
 _NETWORK_CIDR: tuple[Rule, ...] = (
     {
@@ -544,7 +525,7 @@ FIELD_RULES: dict[str, tuple[Rule, ...]] = {
     ),
     # No rule on TaintSpec.key: run once per taint of an unbounded list, the reserved-domain check costs
     # more than the API server's budget allows (the CRD is refused). The webhook refuses it
-    # (parse_tenant_documents, as `validate` does); labels, a map, keep the rule.
+    # (parse_tenant_documents, as `validate` does), as it does a label key's.
     "AutoscalingSpec.maxNodeProvisionTime": (
         _duration_at_least("", "a zero timeout gives up on every worker before it boots"),
     ),
