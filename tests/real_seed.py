@@ -6,45 +6,23 @@ operator run as the ServiceAccount `tenantctl install` renders, with exactly the
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import copy
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
-import kopf
 import yaml
+from operator_support import b64, capmox_credentials, kamaji_labels, running_operator_on
 
 from real_api import Api
 from real_control_plane import ControlPlane
-from tenantctl import MANAGED_BY
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import Connection
-from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
+from tenantctl.operator.runtime.handlers import OperatorContext
 from tenantctl.render import Names
 from tenantctl.spec import parse_tenant_documents
 
 OPERATOR_NAMESPACE = "tenantctl-system"
 OPERATOR_SA = "tenantctl-operator"
-CAPMOX_TOKEN_SECRET = "0d7c3f7e-capmox-token-secret"
-
-
-def b64(text: str | bytes) -> str:
-    return base64.b64encode(text.encode() if isinstance(text, str) else text).decode()
-
-
-def kamaji_labels(control_plane: str, component: str) -> dict[str, str]:
-    """The labels Kamaji puts on what it writes for a TenantControlPlane (`utilities.KamajiLabels`)."""
-    return {"kamaji.clastix.io/name": control_plane, "kamaji.clastix.io/component": component,
-            "kamaji.clastix.io/project": "kamaji"}
-
-
-def rename(docs: list[dict[str, Any]], namespace: str) -> list[dict[str, Any]]:
-    """The example's documents moved to `namespace`: tests on one server isolate by namespace."""
-    out = copy.deepcopy(docs)
-    for doc in out:
-        doc["metadata"]["namespace"] = namespace
-    return out
 
 
 def seed_tenant(api: Api, docs: list[dict[str, Any]]) -> None:
@@ -77,13 +55,7 @@ def seed_control_plane(api: Api, docs: list[dict[str, Any]], tenant: ControlPlan
         api.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kube-dns", "namespace": "kube-system"},
                    "spec": {"ports": [{"name": "dns", "port": 53, "protocol": "UDP"}]}}, manager="kubeadm")
     if cluster.spec.substrate == "proxmox":
-        px = cluster.spec.proxmox
-        assert px is not None and px.credentials_secret_name
-        api.apply({"apiVersion": "v1", "kind": "Secret",
-                   "metadata": {"name": px.credentials_secret_name, "namespace": ns,
-                                "labels": {"app.kubernetes.io/managed-by": MANAGED_BY}},
-                   "data": {"url": b64("https://pve.example:8006"), "token": b64("capmox@pve!capi"),
-                            "secret": b64(CAPMOX_TOKEN_SECRET), "insecure": b64("false")}}, manager="admin")
+        api.apply({"apiVersion": "v1", "kind": "Secret", **capmox_credentials(docs)}, manager="admin")
     ca = tenant.ca.pem if tenant is not None else b"KUBE CA"
     api.apply({"apiVersion": "v1", "kind": "Secret",
                "metadata": {"name": names.kubernetes_ca, "namespace": ns,
@@ -103,19 +75,11 @@ def operator_connection(management: ControlPlane) -> Connection:
     return Connection.from_kubeconfig(management.kubeconfig_for(OPERATOR_NAMESPACE, OPERATOR_SA))
 
 
-@contextlib.asynccontextmanager
-async def running_operator(connection: Connection, settings: OperatorSettings) -> AsyncIterator[OperatorContext]:
-    """The whole kopf engine with our registry, cluster-wide, until the block ends."""
-    ctx = OperatorContext(connection, settings)
-    stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(kopf.operator(
-        registry=build_registry(ctx), clusterwide=True, standalone=True, stop_flag=stop, ready_flag=ready))
-    try:
-        await asyncio.wait_for(ready.wait(), 30)
-        yield ctx
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 30)
+def running_operator(connection: Connection,
+                     settings: OperatorSettings) -> contextlib.AbstractAsyncContextManager[OperatorContext]:
+    """The operator's kopf engine on a real API server: its first list of every kind takes longer than on the
+    emulator, and so does its stop."""
+    return running_operator_on(connection, settings, start=30.0, stop_within=30.0)
 
 
 async def eventually(check: Callable[[], Any], timeout: float = 30.0, interval: float = 0.2, what: str = "") -> Any:
@@ -129,13 +93,6 @@ async def eventually(check: Callable[[], Any], timeout: float = 30.0, interval: 
             return value
         await asyncio.sleep(interval)
     raise AssertionError(f"not within {timeout:g}s: {what or check}; last value: {value!r}")
-
-
-def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any]:
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == kind:
-            return dict(c)
-    return {}
 
 
 VOLUMES = (("pv-a", "local-zfs:vm-1-disk-a", "app", "data-a"), ("pv-b", "local-zfs:vm-1-disk-b", "app", "data-b"),

@@ -63,8 +63,8 @@ FAST = OperatorSettings(
 )
 
 
-def b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
+def b64(text: str | bytes) -> str:
+    return base64.b64encode(text.encode() if isinstance(text, str) else text).decode()
 
 
 def kubeconfig_for(url: str) -> str:
@@ -195,12 +195,19 @@ def provider_tenant_control_plane(docs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-@contextlib.asynccontextmanager
-async def running_operator(
+def running_operator(
     mgmt: KubeEmulator, settings: OperatorSettings = FAST
+) -> contextlib.AbstractAsyncContextManager[OperatorContext]:
+    """The whole kopf engine with our registry, cluster-wide, on the emulated management API."""
+    return running_operator_on(Connection.from_server(str(mgmt.url).rstrip("/")), settings)
+
+
+@contextlib.asynccontextmanager
+async def running_operator_on(
+    connection: Connection, settings: OperatorSettings, *, start: float = 10.0, stop_within: float = 15.0
 ) -> AsyncIterator[OperatorContext]:
-    """The whole kopf engine with our registry, cluster-wide, until the block ends."""
-    ctx = OperatorContext(Connection.from_server(str(mgmt.url).rstrip("/")), settings)
+    """The whole kopf engine with our registry, cluster-wide, on `connection`'s API, until the block ends."""
+    ctx = OperatorContext(connection, settings)
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(
         kopf.operator(
@@ -208,11 +215,11 @@ async def running_operator(
         )
     )
     try:
-        await asyncio.wait_for(ready.wait(), 10)
+        await asyncio.wait_for(ready.wait(), start)
         yield ctx
     finally:
         stop.set()
-        await asyncio.wait_for(task, 15)
+        await asyncio.wait_for(task, stop_within)
 
 
 _PARSING = threading.RLock()

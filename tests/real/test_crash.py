@@ -24,11 +24,12 @@ from typing import Any
 
 import pytest
 import yaml
+from operator_support import condition
 from typer.testing import CliRunner
 
 from real_api import Api, wait_for
 from real_control_plane import ControlPlane
-from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, condition, seed_control_plane, seed_tenant
+from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, seed_control_plane, seed_tenant
 from tenant_support import load_example
 from tenantctl.cli import app
 from tenantctl.render import render_tenant

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 import yaml
-from operator_support import FAST
+from operator_support import FAST, condition
 from typer.testing import CliRunner
 
 from real_api import Api
 from real_control_plane import ControlPlane, session_for
-from real_seed import condition, eventually, operator_connection, running_operator, seed_control_plane, seed_tenant
+from real_seed import eventually, operator_connection, running_operator, seed_control_plane, seed_tenant
 from tenant_support import EXAMPLES, load_example
 from tenantctl.cli import app
 

@@ -11,13 +11,12 @@ import asyncio
 from typing import Any
 
 import pytest
-from operator_support import FAST
+from operator_support import FAST, condition
 
 from real_api import Api
 from real_control_plane import ControlPlane
 from real_seed import (
     VOLUMES,
-    condition,
     eventually,
     operator_connection,
     play_storage,

@@ -13,11 +13,11 @@ import copy
 from typing import Any
 
 import pytest
-from operator_support import FAST, one_more_pass
+from operator_support import FAST, condition, one_more_pass
 
 from real_api import Api
 from real_control_plane import ControlPlane
-from real_seed import condition, eventually, operator_connection, running_operator, seed_control_plane, seed_tenant
+from real_seed import eventually, operator_connection, running_operator, seed_control_plane, seed_tenant
 from tenant_support import load_example
 
 pytestmark = [pytest.mark.timeout(300)]
