@@ -385,9 +385,10 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(ppx, "templateTags", ["talos", "Bad Tag"]),
         "NodePool/md0.spec.proxmox.templateTags[1]", "'Bad Tag' is not a Proxmox tag",
     ),
-    "templateTags entry naming a Talos version": Case(
-        "proxmox.yaml", _set(ppx, "templateTags", ["talos", "v1.13.6"]),
-        "NodePool/md0.spec.proxmox.templateTags[1]", "tenantctl adds talos-<spec.talos.version> to the tags itself",
+    "templateTags entry naming a Talos version the spec does not run": Case(
+        "proxmox.yaml", _set(ppx, "templateTags", ["talos", "v1.13.5"]),
+        "NodePool/md0.spec.proxmox.templateTags[1]",
+        "'v1.13.5' selects a Talos v1.13.5 template but spec.talos.version is v1.13.6",
     ),
     "duplicate allowedNodes": Case(
         "proxmox.yaml", _set(px, "allowedNodes", ["pve1", "pve2", "pve1"]),

@@ -8,6 +8,7 @@ from typing import Any
 from tenantctl.render.meta import Names, node_group_labels, object_meta
 from tenantctl.render.sizing import capmox_memory_mib, num_cores
 from tenantctl.spec import NodePool, ProxmoxClusterSpec, TenantCluster
+from tenantctl.spec.deprecations import version_tag
 from tenantctl.spec.nodepool import AdditionalDeviceSpec, DeviceAddressPoolSpec, ProxmoxNetworkSpec
 from tenantctl.spec.placement import NodeGroup
 
@@ -44,6 +45,10 @@ def template_match_tags(tags: Sequence[str], talos_version: str, node: str | Non
     one selector must match exactly one template cluster-wide, so per-node copies differ by a tag.
     """
     extra = {f"{NODE_TEMPLATE_TAG_PREFIX}{node.lower()}"} if node is not None else set()
+    if any(version_tag(tag) is not None for tag in tags):
+        # Tags that name the version themselves select as they did before `talos-<version>` (deprecated,
+        # spec.deprecations): adding it would rename the template and roll a pool nobody changed.
+        return sorted(set(tags) | extra)
     return sorted(set(tags) | {f"{TALOS_TAG_PREFIX}{talos_version}"} | extra)
 
 

@@ -18,6 +18,7 @@ from tenantctl.spec.address_pools import check_address_pool, check_device_capaci
 from tenantctl.spec.addresses import is_literal_ip, literal_ipv4, network, parse_address_entry
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.control_plane_checks import check_control_plane
+from tenantctl.spec.deprecations import TALOS_VERSION_TAG, deprecation_message, version_tag
 from tenantctl.spec.durations import DurationError, parse_go_duration
 from tenantctl.spec.errors import shown
 from tenantctl.spec.exposure import check_expose
@@ -38,7 +39,7 @@ from tenantctl.spec.pool_placement import check_node_list, check_pool_placement
 from tenantctl.spec.quantity import QuantityError, parse_quantity, positive_quantity
 from tenantctl.spec.storage import check_storage_class_names, check_storage_classes
 from tenantctl.spec.tenant import SUBSTRATES, ProxmoxClusterSpec, TenantCluster
-from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key
+from tenantctl.spec.versions import KUBERNETES_PATCHES, TALOS_KUBERNETES_WINDOW, minor_key, minor_of
 from tenantctl.spec.worker_network import check_worker_network
 
 __all__ = [
@@ -317,7 +318,7 @@ def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Pro
     substrate = cluster.spec.substrate if cluster is not None else None
     if substrate == "proxmox":
         assert cluster is not None
-        _check_proxmox_pool(at, pool, problems)
+        _check_proxmox_pool(at, pool, cluster.spec.talos.version, problems)
         check_pool_placement(at, pool, cluster, problems)
         check_device_capacity(cluster, pool, problems)
         if spec.resources.cpu is None and spec.resources.memory is None:
@@ -466,10 +467,21 @@ def _check_resources(at: str, pool: NodePool, problems: Problems) -> None:
 
 TALOS_TEMPLATE_TAG = "talos-"
 """The tag prefix tenantctl adds to a pool's templateTags: `talos-v1.13.6` selects that version's template."""
-_VERSION_TAG = re.compile(r"(talos-)?v[0-9]+[.][0-9]+([.][0-9]+)?")
+def _check_legacy_version_tag(at: str, tag: str, named: str, talos: str | None, problems: Problems) -> None:
+    """A tag naming the Talos version is how templates were selected before `talos-<version>`: such a
+    pool still renders as it did (its selector is its tags, as written), with a warning; but its
+    selector cannot follow spec.talos.version, so a version it does not name is refused."""
+    if talos is not None and named not in (talos, minor_of(talos)):
+        problems.error(
+            at,
+            f"{tag!r} selects a Talos {named} template but spec.talos.version is {talos}: a selector that names "
+            f"the version cannot follow an upgrade; {TALOS_VERSION_TAG.replacement} (this rolls the pool once)",
+        )
+        return
+    problems.warn(at, deprecation_message(TALOS_VERSION_TAG, f"{tag!r} names the Talos version"))
 
 
-def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
+def _check_proxmox_pool(at: str, pool: NodePool, talos: str | None, problems: Problems) -> None:
     px = pool.spec.proxmox
     base = f"{at}.spec.proxmox"
     if px is None:
@@ -491,12 +503,8 @@ def _check_proxmox_pool(at: str, pool: NodePool, problems: Problems) -> None:
         for i, tag in enumerate(px.template_tags):
             if not full_match(PVE_TAG, tag):
                 problems.error(f"{base}.templateTags[{i}]", f"{tag!r} is not a Proxmox tag (a-z 0-9 _ - + .)")
-            elif _VERSION_TAG.match(tag):
-                problems.error(
-                    f"{base}.templateTags[{i}]",
-                    f"{tag!r} names a Talos version: tenantctl adds {TALOS_TEMPLATE_TAG}<spec.talos.version> to "
-                    "the tags itself, so a Talos upgrade selects that version's template; leave it out here",
-                )
+            elif (named := version_tag(tag)) is not None:
+                _check_legacy_version_tag(f"{base}.templateTags[{i}]", tag, named, talos, problems)
     elif px.template_id is not None:
         problems.warn(
             f"{base}.templateID",

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel
 
 from tenantctl.spec.base import model_in
+from tenantctl.spec.deprecations import DEPRECATIONS
 from tenantctl.spec.nodepool import NodePoolSpec
 from tenantctl.spec.tenant import TenantClusterSpec
 
@@ -59,7 +60,18 @@ def spec_reference() -> str:
     parts = []
     for kind, model in (("TenantCluster", TenantClusterSpec), ("NodePool", NodePoolSpec)):
         parts.append(f"#### {kind}\n\n{header}\n" + "\n".join(_rows(model, "spec")))
+    parts.append(_deprecations())
     return "\n\n".join(parts) + "\n"
+
+
+def _deprecations() -> str:
+    """Spellings still accepted, with a warning, and what replaces them (spec.deprecations.DEPRECATIONS)."""
+    rows = [f"| `{d.field}` | {d.old} | {d.since} | {d.replacement} | {'yes' if d.rolls else 'no'} |"
+            for d in DEPRECATIONS]
+    return ("#### Deprecated spellings\n\nAccepted and rendered as the release before `since` rendered them, "
+            "with a warning from `validate`, `plan`, the webhook and the operator's `Deprecated` condition.\n\n"
+            "| field | old spelling | since | new spelling | moving rolls workers |\n|---|---|---|---|---|\n"
+            + "\n".join(rows))
 
 
 if __name__ == "__main__":
