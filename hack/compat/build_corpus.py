@@ -52,6 +52,18 @@ def export(sha: str, into: Path) -> None:
         tar.extractall(into, filter="data")
 
 
+# The examples again in namespaces of their own: the real-API operator-upgrade test applies these renders
+# as a live tenant beside the other tests' (the examples' own namespaces are theirs).
+MOVED = {"tenant-acme": "compat-acme", "tenant-demo": "compat-demo"}
+MOVED_SUFFIX = "@compat"
+
+
+def moved(text: str) -> str:
+    for old, new in MOVED.items():
+        text = re.sub(rf"(?m)^(\s*namespace: ){old}$", rf"\g<1>{new}", text)
+    return text
+
+
 def spec_inputs(tree: Path) -> dict[str, str]:
     """name -> text of every tenant spec the release's examples and docs hold."""
     found: dict[str, str] = {}
@@ -59,6 +71,8 @@ def spec_inputs(tree: Path) -> dict[str, str]:
         text = path.read_text()
         if "kind: TenantCluster" in text:
             found[f"examples/{path.name}"] = text
+            if path.name in ("proxmox.yaml", "kubevirt.yaml"):
+                found[f"examples/{path.name}{MOVED_SUFFIX}"] = moved(text)
     for doc in sorted([tree / "README.md", *(tree / "docs").glob("*.md")]):
         if not doc.exists():
             continue
@@ -69,7 +83,8 @@ def spec_inputs(tree: Path) -> dict[str, str]:
 
 
 def observed_inputs(tree: Path) -> dict[str, str]:
-    return {f"examples/{p.name}": p.read_text() for p in sorted((tree / "examples").glob("observed-*.yaml"))}
+    found = {f"examples/{p.name}": p.read_text() for p in sorted((tree / "examples").glob("observed-*.yaml"))}
+    return found | {f"{name}{MOVED_SUFFIX}": moved(text) for name, text in found.items()}
 
 
 def render(tree: Path, spec: str, observed: str | None, work: Path) -> str | None:
@@ -122,7 +137,9 @@ def main() -> None:
             observed = observed_inputs(tree)
             accepted = []
             for name, text in spec_inputs(tree).items():
-                for obs_name in (None, *observed):
+                # An observed state belongs to its cluster's namespace: a moved spec takes the moved ones only.
+                matching = [o for o in observed if o.endswith(MOVED_SUFFIX) == name.endswith(MOVED_SUFFIX)]
+                for obs_name in (None, *matching):
                     out = render(tree, text, observed[obs_name] if obs_name else None, work)
                     if out is None:
                         continue

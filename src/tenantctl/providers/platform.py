@@ -23,6 +23,7 @@ from tenantctl.spec.compat import KamajiRelease, check_kamaji_release
 from tenantctl.spec.crds import CrdKind
 from tenantctl.spec.errors import problems_from_validation_error
 from tenantctl.spec.names import is_dns_label, is_dns_subdomain
+from tenantctl.spec.patch_policy import PatchUpgrades, check_patch_upgrades
 from tenantctl.spec.patterns import SEMVER_TAG, full_match
 from tenantctl.spec.quantity import QuantityError, parse_quantity
 
@@ -84,6 +85,9 @@ class _Spec(SpecModel):
     packages: dict[str, dict[str, Any]] = Field(default_factory=dict)
     charts: ChartSourcesSpec = Field(default_factory=ChartSourcesSpec)
     images: ImagesSpec = Field(default_factory=ImagesSpec)
+    patch_upgrades: PatchUpgrades | None = Field(
+        default=None, description="Every tenant's patch policy, unless its own spec.patchUpgrades says otherwise."
+    )
 
 
 class PlatformDocument(SpecModel):
@@ -104,6 +108,7 @@ class Platform:
     charts: ChartSourcesSpec = field(default_factory=ChartSourcesSpec)
     images: ImagesSpec = field(default_factory=ImagesSpec)
     kamaji_version: str | None = None
+    patch_upgrades: PatchUpgrades | None = None
 
     @property
     def at(self) -> str:
@@ -208,10 +213,12 @@ def parse_platform(
         problems.error(f"{at}.spec.images.{path}", message)
     if document.spec.kamaji.version is not None:
         check_kamaji_release(f"{at}.spec.kamaji.version", document.spec.kamaji.version, problems)
+    check_patch_upgrades(f"{at}.spec.patchUpgrades", document.spec.patch_upgrades, problems)
     problems.raise_if_errors()
     spec = document.spec
     return Platform(
-        document.metadata.name, spec.bundles, settings, directory, spec.charts, spec.images, spec.kamaji.version
+        document.metadata.name, spec.bundles, settings, directory, spec.charts, spec.images, spec.kamaji.version,
+        spec.patch_upgrades,
     )
 
 

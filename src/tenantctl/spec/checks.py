@@ -27,6 +27,7 @@ from tenantctl.spec.labels import TAINT_EFFECTS, label_key_problem, label_value_
 from tenantctl.spec.names import LABEL_MAX, is_dns_label, is_dns_subdomain, is_host_name, machine_name_length
 from tenantctl.spec.nodepool import NodePool
 from tenantctl.spec.observed import ObservedState
+from tenantctl.spec.patch_policy import check_patch_upgrades
 from tenantctl.spec.patterns import (
     KUBE_VERSION,
     PVE_TAG,
@@ -74,6 +75,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
             f"{spec.substrate!r} is not a substrate; expected one of {', '.join(SUBSTRATES)}",
         )
     _check_versions(at, tc, problems)
+    check_patch_upgrades(f"{at}.spec.patchUpgrades", spec.patch_upgrades, problems)
     _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
     check_control_plane(at, spec.control_plane, problems)

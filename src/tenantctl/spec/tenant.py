@@ -11,6 +11,7 @@ from tenantctl.spec.addons import AddonsSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.control_plane import ApiServerSpec, ControlPlaneResourcesSpec
 from tenantctl.spec.exposure import ExposeSpec
+from tenantctl.spec.patch_policy import PatchUpgrades
 from tenantctl.spec.patterns import INT64_MAX
 from tenantctl.spec.versions import DEFAULT_KUBERNETES_MINOR, DEFAULT_TALOS_VERSION
 
@@ -274,6 +275,10 @@ class TenantClusterSpec(SpecModel):
     expose: ExposeSpec | None = Field(default=None, description="How the tenant's API is reached from outside.")
     kubevirt: KubevirtClusterSpec = Field(default_factory=KubevirtClusterSpec)
     addons: AddonsSpec = Field(default_factory=AddonsSpec)
+    patch_upgrades: PatchUpgrades | None = Field(
+        default=None,
+        description="When a live tenant takes a newer patch of its minor (default: the Platform's, else Manual).",
+    )
 
 
 class TenantCluster(SpecModel):

@@ -87,7 +87,9 @@ async def test_create_applies_every_rendered_object_and_reports_ready(mgmt: Kube
     assert pool_ready["observedGeneration"] == pool["metadata"]["generation"] == pool["status"]["observedGeneration"]
     assert status["endpoint"] == "192.0.2.10"
     assert {c["type"] for c in status["conditions"]} == {
-        "Ready", "Applied", "CredentialsReady", "EndpointReady", "TenantBootstrapped", "TalosAPI", "Upgrading"}
+        "Ready", "Applied", "CredentialsReady", "EndpointReady", "TenantBootstrapped", "TalosAPI", "Upgrading",
+        "Deprecated"}
+    assert condition(tc, "Deprecated")["status"] == "False"
     assert "tenantctl.io/teardown" in tc["metadata"]["finalizers"]
     pool = mgmt.get(NP, "tenant-acme", "md0")
     assert condition(pool, "Ready")["status"] == "True"

@@ -41,6 +41,8 @@ class ConditionType(StrEnum):
     """trustd is published on the apiserver Service, so workers get a Talos API; Ready does not wait for it."""
     UPGRADING = "Upgrading"
     """True while a version change rolls through the control plane and the pools, one stage at a time."""
+    DEPRECATED = "Deprecated"
+    """True while the spec uses a spelling an earlier release accepted and a newer one replaced."""
 
 
 class Reason(StrEnum):
@@ -89,6 +91,12 @@ class Reason(StrEnum):
     """A pool is being remediated, or its rollout outlived --pool-rollout-timeout: the sequence stops there."""
     UP_TO_DATE = "UpToDate"
     """The control plane and every pool run the spec's versions."""
+    PATCH_PENDING = "PatchPending"
+    """A newer patch of the tenant's minor waits for its patch policy (status.pending)."""
+    DEPRECATED_SPELLING = "DeprecatedSpelling"
+    """The spec uses a deprecated spelling; the message names each field and its replacement."""
+    CURRENT_SPELLING = "CurrentSpelling"
+    """The spec uses no deprecated spelling."""
 
 
 class TeardownStep(StrEnum):

@@ -21,6 +21,7 @@ from tenantctl.problems import InvalidInput
 from tenantctl.render.chart_sources import ChartSourcesSpec
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.spec.compat import KamajiRelease
+from tenantctl.spec.patch_policy import PatchUpgrades
 
 __all__ = ["DEFAULT_PLATFORM", "PLATFORMS", "PlatformReader", "PlatformSettings", "platform_settings"]
 
@@ -36,6 +37,8 @@ class PlatformSettings:
     images: ImagesSpec | None = None
     kamaji: KamajiRelease | None = None
     refusal: str | None = None
+    patch_upgrades: PatchUpgrades | None = None
+    """Every tenant's patch policy unless its own says otherwise (None: Manual)."""
 
 
 def platform_settings(body: Mapping[str, Any]) -> PlatformSettings:
@@ -50,7 +53,8 @@ def platform_settings(body: Mapping[str, Any]) -> PlatformSettings:
         platform = parse_platform([document], load_catalogue(), Path("."), f"Platform/{meta.get('name')}")
     except InvalidInput as exc:
         return PlatformSettings(refusal="; ".join(str(p) for p in exc.errors))
-    return PlatformSettings(platform.charts, platform.images, platform.kamaji)
+    return PlatformSettings(platform.charts, platform.images, platform.kamaji,
+                            patch_upgrades=platform.patch_upgrades)
 
 
 @dataclass

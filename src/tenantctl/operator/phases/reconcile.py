@@ -9,6 +9,7 @@ A refusal stops at validate and becomes `Ready=False/InvalidSpec`; it never rais
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,17 +40,21 @@ from tenantctl.render.capi import CAPI_API
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KAMAJI_API
+from tenantctl.render.levels import CURRENT_LEVEL, LEVELS, pool_at_level
 from tenantctl.render.meta import POOL_LABEL
 from tenantctl.render.tenant import charts_used
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, parse_tenant_documents
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
+from tenantctl.spec.deprecations import DEPRECATIONS
+from tenantctl.spec.patch_policy import PatchChoice, choose_patch, patch_policy
 
 __all__ = ["PassResult", "Scope", "reconcile", "status_patch"]
 
 Obj = dict[str, Any]
 _TALOS_API_WARNINGS = frozenset({Reason.KAMAJI_TOO_OLD, Reason.KAMAJI_MISSING})
 # Keys of `.status` the operator owns; anything else there (kopf's progress) is left alone.
-STATUS_KEYS = ("phase", "observedGeneration", "endpoint", "inventory", "versions", "upgrade", "conditions", "teardown")
+STATUS_KEYS = ("phase", "observedGeneration", "endpoint", "inventory", "versions", "upgrade", "pending", "conditions",
+               "teardown")
 
 
 @dataclass
@@ -84,6 +89,14 @@ class Scope:
     """What runs where, for `status.versions`: the control plane's version and each pool's."""
     verified: Verified | None = None
     """The last pass's word that its render was in place (None: render and compare)."""
+    deprecated: tuple[str, ...] = ()
+    """The spec's deprecated spellings, as `path: warning` (spec.deprecations)."""
+    pending: PatchChoice | None = None
+    """A newer patch of the tenant's minor that its patch policy holds back (None: none)."""
+    live_deployments: Sequence[Mapping[str, Any]] = ()
+    """The tenant's MachineDeployments as this pass read them (their machine templates are kept)."""
+    waiting_for_roll: tuple[str, ...] = ()
+    """Render changes a live pool's machine template waits with until the pool rolls anyway."""
 
     @property
     def generation(self) -> int | None:
@@ -160,6 +173,9 @@ async def _upgrade_stage(scope: Scope) -> None:
     mds = await api.list(md_res, names.namespace, labels) if md_res is not None else []
     mhcs = await api.list(mhc_res, names.namespace, labels) if mhc_res is not None else []
     live = live_state(kcp, mds, mhcs, cluster.spec.talos.version)
+    scope.live_deployments = mds
+    _choose_patch(scope, live.control_plane)
+    cluster = scope.cluster
     previous = scope.current_status.get("upgrade") or {}
     decision, since = decide(
         cluster.spec.version, cluster.spec.talos.version, [p.metadata.name for p in scope.pools], live,
@@ -201,6 +217,22 @@ async def _upgrade_stage(scope: Scope) -> None:
         scope.recorder.warn(str(Reason.UPGRADE_STALLED), decision.stalled)
 
 
+def _choose_patch(scope: Scope, running: str | None) -> None:
+    """Render at the patch the tenant's policy allows now: a bare minor names the table's patch for a new
+    tenant, but a live one keeps what it runs until its policy moves it (spec.patch_policy)."""
+    assert scope.cluster is not None
+    cluster = scope.cluster
+    policy, source = patch_policy(cluster.spec.patch_upgrades, scope.platform.patch_upgrades)
+    choice = choose_patch(cluster.spec.version, running, policy, source, datetime.datetime.now(tz=datetime.UTC))
+    scope.pending = choice if choice.pending is not None else None
+    if choice.version != cluster.spec.version:
+        scope.cluster = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={"version": choice.version})})
+    before = (scope.current_status.get("pending") or {}).get("kubernetes")
+    if scope.pending is not None and before != scope.pending.pending:
+        scope.recorder.info(str(Reason.PATCH_PENDING), f"runs {choice.version}; {scope.pending.pending} waits: "
+                                                       f"{scope.pending.why}")
+
+
 async def _apply(scope: Scope) -> ApplyResult:
     """Render and apply, unless the last verified pass had these inputs and the inventory is as it saw it."""
     assert scope.cluster is not None and scope.observation is not None
@@ -209,6 +241,8 @@ async def _apply(scope: Scope) -> ApplyResult:
     inputs = _render_inputs(scope, previous_kinds, keep)
     if await still_verified(scope.api, scope.verified, inputs, cluster=cluster, namespace=namespace):
         assert scope.verified is not None
+        # The same inputs, live machine templates included, keep what the verified pass found waiting.
+        scope.waiting_for_roll = tuple((scope.current_status.get("pending") or {}).get("render") or ())
         return ApplyResult(kinds=list(scope.verified.kinds), verified=scope.verified)
     return await apply_inventory(
         scope.api,
@@ -234,7 +268,8 @@ def _render_inputs(scope: Scope, previous_kinds: Sequence[str], keep: set[tuple[
         digest.update(b"\0")
     # The upgrade's target is the cluster's spec (above); which pools it holds back is not.
     held = sorted(scope.upgrade.held.items()) if scope.upgrade is not None else []
-    digest.update(repr((scope.kamaji_release, held, sorted(previous_kinds), sorted(keep))).encode())
+    live = sorted(_live_refs(scope).items())
+    digest.update(repr((scope.kamaji_release, held, live, sorted(previous_kinds), sorted(keep))).encode())
     return digest.digest()
 
 
@@ -251,23 +286,76 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
         # A pool whose running version is unknown yet (its template names none) is rendered at the target.
         if versions.kubernetes and versions != target:
             by_versions.setdefault(versions, set()).add(pool)
+    rendered_at: dict[str, TenantCluster] = {}
     for versions, pools in by_versions.items():
         at_running = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={
             "version": versions.kubernetes,
             "talos": cluster.spec.talos.model_copy(update={"version": versions.talos}),
         })})
+        rendered_at |= dict.fromkeys(pools, at_running)
         old = [o for o in render_cluster(at_running, scope.pools, observed, charts, images, kamaji=scope.kamaji_release)
                if _pool_label(o) in pools]
-        swapped: list[Obj] = []
-        placed: set[str] = set()
-        for obj in objects:
-            owner = _pool_label(obj)
-            if owner is None or owner not in pools:
-                swapped.append(obj)
-            elif owner not in placed:  # the pool's objects, in the apply order the target render gives them
-                placed.add(owner)
-                swapped += [o for o in old if _pool_label(o) == owner]
-        objects = swapped
+        objects = _swap_pools(objects, pools, old)
+    return _keep_live_templates(scope, objects, observed, rendered_at)
+
+
+def _swap_pools(objects: Sequence[Obj], pools: set[str], replacement: Sequence[Obj]) -> list[Obj]:
+    """`objects` with the pools' own objects replaced by `replacement`'s, in the apply order `objects` gives."""
+    swapped: list[Obj] = []
+    placed: set[str] = set()
+    for obj in objects:
+        owner = _pool_label(obj)
+        if owner is None or owner not in pools:
+            swapped.append(obj)
+        elif owner not in placed:
+            placed.add(owner)
+            swapped += [o for o in replacement if _pool_label(o) == owner]
+    return swapped
+
+
+def _template_refs(md: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What names a MachineDeployment's machines: a change of any one rolls them."""
+    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
+    infrastructure = template.get("infrastructureRef") or {}
+    bootstrap = (template.get("bootstrap") or {}).get("configRef") or {}
+    return str(template.get("version")), str(infrastructure.get("name")), str(bootstrap.get("name"))
+
+
+def _live_refs(scope: Scope) -> dict[str, tuple[str, str, str]]:
+    return {str((md.get("metadata") or {}).get("name")): _template_refs(md) for md in scope.live_deployments}
+
+
+def _keep_live_templates(scope: Scope, objects: list[Obj], observed: ObservedState | None,
+                         rendered_at: Mapping[str, TenantCluster]) -> list[Obj]:
+    """A live pool whose machine template only this release's render changes keeps the one it runs.
+
+    The pool is rendered at the newest earlier level (render.levels) whose MachineDeployments name the
+    templates live ones do; if none does, the spec changed what the machines are, the pool rolls anyway,
+    and it takes every change at once. What waits is said in `status.pending`.
+    """
+    assert scope.cluster is not None
+    live = _live_refs(scope)
+    waiting: list[str] = []
+    for pool in scope.pools:
+        name = pool.metadata.name
+        mds = [o for o in objects if o.get("kind") == "MachineDeployment" and _pool_label(o) == name]
+        if not mds or any(o["metadata"]["name"] not in live for o in mds):
+            continue
+        if all(_template_refs(o) == live[o["metadata"]["name"]] for o in mds):
+            continue
+        for level in range(CURRENT_LEVEL - 1, -1, -1):
+            pools = [pool_at_level(p, level) if p.metadata.name == name else p for p in scope.pools]
+            cluster = rendered_at.get(name, scope.cluster)
+            old = [o for o in render_cluster(cluster, pools, observed, scope.platform.charts, scope.platform.images,
+                                             kamaji=scope.kamaji_release) if _pool_label(o) == name]
+            old_mds = [o for o in old if o.get("kind") == "MachineDeployment"]
+            if old_mds and all(live.get(o["metadata"]["name"]) == _template_refs(o) for o in old_mds):
+                objects = _swap_pools(objects, {name}, old)
+                changes = "; ".join(f"{row.change} (since {row.since})" for row in LEVELS if row.level > level)
+                waiting.append(f"pool {name} keeps its machine template until it rolls for a change of its own: "
+                               f"{changes}")
+                break
+    scope.waiting_for_roll = tuple(waiting)
     return objects
 
 
@@ -291,6 +379,7 @@ def _validate(scope: Scope) -> bool:
         return False
     scope.cluster = tenant.clusters[0]
     scope.pools = tenant.pools_of(scope.cluster)
+    scope.deprecated = tuple(str(w) for w in tenant.warnings if any(row.id in w.message for row in DEPRECATIONS))
     return True
 
 
@@ -350,7 +439,7 @@ def _result(scope: Scope) -> PassResult:
     gen = scope.generation
     status: Obj = {"observedGeneration": gen} if gen is not None else {}
     # A pass that stops early keeps what the last complete one learnt: the kinds to prune, the address.
-    for kept in ("inventory", "endpoint", "versions", "upgrade"):
+    for kept in ("inventory", "endpoint", "versions", "upgrade", "pending"):
         if kept in scope.current_status:
             status[kept] = scope.current_status[kept]
     conditions: list[Obj] = []
@@ -402,10 +491,19 @@ def _result(scope: Scope) -> PassResult:
             conditions.insert(0, condition(ConditionType.READY, False, Reason.UPGRADE_STALLED, stalled, gen))
         else:
             conditions.insert(0, _ready(conditions, ready, gen))
+        conditions.append(_deprecated(scope.deprecated, gen))
         if scope.talos_api is not None:
             talos = scope.talos_api
             conditions.append(condition(ConditionType.TALOS_API, talos.ok, talos.reason, talos.message, gen))
         status.pop("upgrade", None)
+        status.pop("pending", None)
+        pending: Obj = {}
+        if scope.pending is not None:
+            pending |= {"kubernetes": scope.pending.pending, "reason": scope.pending.why}
+        if scope.waiting_for_roll:
+            pending["render"] = list(scope.waiting_for_roll)
+        if pending:
+            status["pending"] = pending
         if upgrade is not None and upgrade.created:
             conditions.append(_upgrading(upgrade, gen))
             status.update(_upgrade_status(scope, upgrade))
@@ -415,6 +513,12 @@ def _result(scope: Scope) -> PassResult:
         poll = upgrade is not None and upgrade.upgrading and not stalled
     status["conditions"] = merge_conditions(scope.current_status.get("conditions") or [], conditions)
     return PassResult(status=status, pool_status=_pool_status(scope, status), requeue=requeue, poll=poll)
+
+
+def _deprecated(found: Sequence[str], gen: int | None) -> Obj:
+    if not found:
+        return condition(ConditionType.DEPRECATED, False, Reason.CURRENT_SPELLING, "no deprecated spelling", gen)
+    return condition(ConditionType.DEPRECATED, True, Reason.DEPRECATED_SPELLING, "; ".join(found), gen)
 
 
 def _upgrading(upgrade: UpgradeDecision, gen: int | None) -> Obj:
