@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from tenant_support import clone, doc, load_example, refused
 
+from tenant_support import clone, doc, load_example, refused
 from tenantctl.problems import Problems
 from tenantctl.providers.catalogue import load_catalogue
 from tenantctl.providers.platform import parse_platform
