@@ -106,7 +106,17 @@ def get(
 
 @refusals_exit_2
 def plan(
-    filename: Annotated[Path, typer.Option("-f", "--filename", help="TenantCluster/NodePool YAML ('-' for stdin).")],
+    filename: Annotated[
+        Path | None, typer.Option("-f", "--filename", help="TenantCluster/NodePool YAML ('-' for stdin).")
+    ] = None,
+    against_release: Annotated[
+        bool,
+        typer.Option("--against-release", help="No input: what upgrading the operator to this release does to "
+                                               "each live tenant (none, re-apply, roll, refused)."),
+    ] = False,
+    namespace: Annotated[
+        str | None, typer.Option("--namespace", "-n", help="With --against-release: only this namespace's tenants.")
+    ] = None,
     platform: Annotated[
         Path | None, typer.Option("--platform", help="Platform YAML: chart sources and image overrides, if any.")
     ] = None,
@@ -121,6 +131,8 @@ def plan(
     """Show what the operator would do with the input: create, no-op, update in place, replace, rotate, prune.
 
     Exit code 0 when nothing would change, 3 when something would, 2 for refused input. Read-only.
+    With --against-release: per live tenant, what this release's operator would do to it unchanged;
+    exit 3 when a tenant would roll or be refused (a re-apply alone exits 0).
     """
     import asyncio
 
@@ -137,6 +149,16 @@ def plan(
         raise InvalidInput(
             [Problem("--management-cluster-domain", f"{management_cluster_domain!r} is not a DNS domain")]
         )
+    if against_release:
+        if filename is not None or platform is not None:
+            raise InvalidInput([Problem("--against-release", "plans the live tenants as the cluster holds them, "
+                                        "with the live Platform: give no -f or --platform")])
+        _plan_release(namespace, output, kubeconfig, context)
+        return
+    if filename is None:
+        raise InvalidInput([Problem("-f", "required: the TenantCluster/NodePool YAML to plan (or --against-release)")])
+    if namespace is not None:
+        raise InvalidInput([Problem("--namespace", "only with --against-release: the input names its namespaces")])
     docs = load_file(filename)
     tenant = parse_tenant_documents(docs)
     charts, images, kamaji = platform_settings(platform)
@@ -162,6 +184,29 @@ def plan(
     else:
         typer.echo(render_text(plans), nl=False)
     if any(p.changed for p in plans):
+        raise typer.Exit(EXIT_CHANGES)
+
+
+def _plan_release(namespace: str | None, output: TreeFormat, kubeconfig: Path | None, context: str | None) -> None:
+    import asyncio
+
+    from tenantctl.operator.daytwo.release_plan import ReleasePlan, Verdict, plan_release, render_release_text
+    from tenantctl.operator.kube.client import APIError, KubeClient
+    from tenantctl.operator.kube.connect import management_connection
+
+    async def compute() -> list[ReleasePlan]:
+        async with KubeClient(management_connection(kubeconfig, context)) as api:
+            return await plan_release(api, namespace)
+
+    try:
+        plans = asyncio.run(compute())
+    except APIError as exc:
+        raise _api_failed(exc) from None
+    if output is TreeFormat.json:
+        typer.echo(_dump({"tenants": [p.data() for p in plans]}, "json"), nl=False)
+    else:
+        typer.echo(render_release_text(plans), nl=False)
+    if any(p.verdict in (Verdict.ROLL, Verdict.REFUSED) for p in plans):
         raise typer.Exit(EXIT_CHANGES)
 
 

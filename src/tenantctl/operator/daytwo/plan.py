@@ -7,6 +7,7 @@ A new content-hashed machine template is a `rotate`: every worker of its pool is
 
 from __future__ import annotations
 
+import datetime
 import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -17,6 +18,7 @@ from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.daytwo.address_capacity import address_warnings, machines_of
 from tenantctl.operator.kube.client import KubeClient, Resource
 from tenantctl.operator.phases.apply import REPLACE_ON_IMMUTABLE, comparable, covers, kind_key
+from tenantctl.operator.phases.live_pins import effective_version, keep_live_templates
 from tenantctl.operator.phases.observe import (
     Observation,
     decode_secret,
@@ -32,6 +34,7 @@ from tenantctl.render.meta import NODE_GROUP_LABEL, POOL_LABEL, inventory_scope
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_change_from_live, installed_patch
+from tenantctl.spec.patch_policy import PatchUpgrades
 
 __all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster", "upgrade_sequence"]
 
@@ -78,6 +81,8 @@ class TenantPlan:
     """The stages the operator would run, in order, with the workers each replaces (empty: none)."""
     capacity: list[str] = field(default_factory=list)
     """Live address pools that cannot cover what the input can claim (`address_capacity`)."""
+    pending: dict[str, Any] = field(default_factory=dict)
+    """What the operator holds back: a newer patch (`kubernetes`, `reason`), render changes (`render`)."""
 
     @property
     def changed(self) -> bool:
@@ -180,6 +185,15 @@ def _file_spec_is_live(
     return bool(docs)
 
 
+async def _running_control_plane(api: KubeClient, cluster: TenantCluster) -> str | None:
+    """The Kubernetes version the live KamajiControlPlane runs (None: none yet)."""
+    res = await api.resource(KAMAJI_API, "KamajiControlPlane")
+    names = Names(cluster)
+    kcp = None if res is None else await api.get(res, names.control_plane, names.namespace)
+    version = ((kcp or {}).get("spec") or {}).get("version")
+    return str(version) if version else None
+
+
 async def _live_documents(api: KubeClient, namespace: str) -> dict[tuple[str, str], Obj]:
     out: dict[tuple[str, str], Obj] = {}
     for kind in ("TenantCluster", "NodePool"):
@@ -199,6 +213,8 @@ async def plan_cluster(
     images: Any = None,
     management_domain: str | None = None,
     kamaji: KamajiRelease = DEFAULT_KAMAJI,
+    platform_policy: PatchUpgrades | None = None,
+    now: datetime.datetime | None = None,
 ) -> TenantPlan:
     """Classify every object the operator would render for `cluster` against the live inventory."""
     names = Names(cluster)
@@ -207,9 +223,15 @@ async def plan_cluster(
     observation = await observe_read_only(api, cluster, management_domain)
     if observation.observed is None:
         plan.waiting = observation.message
-    desired = render_cluster(cluster, pools, observation.observed, charts, images, kamaji)
     live_docs = await _live_documents(api, ns)
     _refuse_version_change(cluster, live_docs.get(("TenantCluster", name)))
+    # What the operator renders: the patch the tenant's policy allows now, not always the table's.
+    cluster, choice = effective_version(cluster, await _running_control_plane(api, cluster), platform_policy,
+                                        now or datetime.datetime.now(tz=datetime.UTC))
+    if choice.pending is not None:
+        plan.pending["kubernetes"] = choice.pending
+        plan.pending["reason"] = choice.why
+    desired = render_cluster(cluster, pools, observation.observed, charts, images, kamaji)
     plan.spec_unchanged = _file_spec_is_live(live_docs, documents)
     previous = ((live_docs.get(("TenantCluster", name)) or {}).get("status") or {}).get("inventory") or []
     resources: dict[str, Resource | None] = {}
@@ -221,9 +243,17 @@ async def plan_cluster(
             continue
         for obj in await api.list(res, *inventory_scope(name, ns, namespaced=res.namespaced)):
             live[key, obj["metadata"]["name"]] = obj
+    live_mds = [o for (k, _), o in live.items() if _split(k)[1] == "MachineDeployment"]
+
+    def render_pool(_: str, at_level: Sequence[NodePool]) -> list[Obj]:
+        return render_cluster(cluster, at_level, observation.observed, charts, images, kamaji)
+
+    held = keep_live_templates(pools, desired, live_mds, render_pool)
+    desired = held.objects
+    if held.waiting:
+        plan.pending["render"] = list(held.waiting)
     replicas = _pool_replicas(desired, live)
     plan.upgrade = upgrade_sequence(cluster, [p.metadata.name for p in pools], live, replicas)
-    live_mds = [o for (k, _), o in live.items() if _split(k)[1] == "MachineDeployment"]
     plan.capacity = await address_warnings(api, cluster, pools, live_mds)
     templates_live = {_group_of(obj) for (k, _), obj in live.items() if _split(k)[1] in _MACHINE_TEMPLATES}
     for obj in desired:
@@ -347,6 +377,9 @@ def render_text(plans: Sequence[TenantPlan]) -> str:
             lines.append("  !! for an input the cluster already holds; every worker of these pools is replaced:")
             lines += [f"  !!   {c.note}" for c in plan.rotations]
         lines += [f"  !! {line}" for line in plan.capacity]
+        if plan.pending.get("kubernetes"):
+            lines.append(f"  pending patch {plan.pending['kubernetes']}: {plan.pending['reason']}")
+        lines += [f"  pending: {line}" for line in plan.pending.get("render") or ()]
         if plan.upgrade:
             lines.append("  upgrade, in this order:")
             lines += [f"    {step}" for step in plan.upgrade]

@@ -30,6 +30,7 @@ from tenantctl.operator.phases.bootstrap import BootstrapResult, bootstrap_tenan
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.credentials import CredentialsCheck, check_credentials
 from tenantctl.operator.phases.events import Recorder
+from tenantctl.operator.phases.live_pins import effective_version, keep_live_templates, live_refs, swap_pools
 from tenantctl.operator.phases.observe import Observation, ensure_talos_secrets, observe
 from tenantctl.operator.phases.platform import PlatformSettings
 from tenantctl.operator.phases.talos_api import KamajiSchema, TalosAPIResult, publish_trustd
@@ -40,13 +41,12 @@ from tenantctl.render.capi import CAPI_API
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KAMAJI_API
-from tenantctl.render.levels import CURRENT_LEVEL, LEVELS, pool_at_level
 from tenantctl.render.meta import POOL_LABEL
 from tenantctl.render.tenant import charts_used
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, parse_tenant_documents
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
 from tenantctl.spec.deprecations import DEPRECATIONS
-from tenantctl.spec.patch_policy import PatchChoice, choose_patch, patch_policy
+from tenantctl.spec.patch_policy import PatchChoice
 
 __all__ = ["PassResult", "Scope", "reconcile", "status_patch"]
 
@@ -218,15 +218,11 @@ async def _upgrade_stage(scope: Scope) -> None:
 
 
 def _choose_patch(scope: Scope, running: str | None) -> None:
-    """Render at the patch the tenant's policy allows now: a bare minor names the table's patch for a new
-    tenant, but a live one keeps what it runs until its policy moves it (spec.patch_policy)."""
+    """Render at the patch the tenant's policy allows now (live_pins.effective_version)."""
     assert scope.cluster is not None
-    cluster = scope.cluster
-    policy, source = patch_policy(cluster.spec.patch_upgrades, scope.platform.patch_upgrades)
-    choice = choose_patch(cluster.spec.version, running, policy, source, datetime.datetime.now(tz=datetime.UTC))
+    scope.cluster, choice = effective_version(scope.cluster, running, scope.platform.patch_upgrades,
+                                              datetime.datetime.now(tz=datetime.UTC))
     scope.pending = choice if choice.pending is not None else None
-    if choice.version != cluster.spec.version:
-        scope.cluster = cluster.model_copy(update={"spec": cluster.spec.model_copy(update={"version": choice.version})})
     before = (scope.current_status.get("pending") or {}).get("kubernetes")
     if scope.pending is not None and before != scope.pending.pending:
         scope.recorder.info(str(Reason.PATCH_PENDING), f"runs {choice.version}; {scope.pending.pending} waits: "
@@ -268,7 +264,7 @@ def _render_inputs(scope: Scope, previous_kinds: Sequence[str], keep: set[tuple[
         digest.update(b"\0")
     # The upgrade's target is the cluster's spec (above); which pools it holds back is not.
     held = sorted(scope.upgrade.held.items()) if scope.upgrade is not None else []
-    live = sorted(_live_refs(scope).items())
+    live = sorted(live_refs(scope.live_deployments).items())
     digest.update(repr((scope.kamaji_release, held, live, sorted(previous_kinds), sorted(keep))).encode())
     return digest.digest()
 
@@ -295,68 +291,24 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
         rendered_at |= dict.fromkeys(pools, at_running)
         old = [o for o in render_cluster(at_running, scope.pools, observed, charts, images, kamaji=scope.kamaji_release)
                if _pool_label(o) in pools]
-        objects = _swap_pools(objects, pools, old)
+        objects = swap_pools(objects, pools, old)
     return _keep_live_templates(scope, objects, observed, rendered_at)
-
-
-def _swap_pools(objects: Sequence[Obj], pools: set[str], replacement: Sequence[Obj]) -> list[Obj]:
-    """`objects` with the pools' own objects replaced by `replacement`'s, in the apply order `objects` gives."""
-    swapped: list[Obj] = []
-    placed: set[str] = set()
-    for obj in objects:
-        owner = _pool_label(obj)
-        if owner is None or owner not in pools:
-            swapped.append(obj)
-        elif owner not in placed:
-            placed.add(owner)
-            swapped += [o for o in replacement if _pool_label(o) == owner]
-    return swapped
-
-
-def _template_refs(md: Mapping[str, Any]) -> tuple[str, str, str]:
-    """What names a MachineDeployment's machines: a change of any one rolls them."""
-    template = ((md.get("spec") or {}).get("template") or {}).get("spec") or {}
-    infrastructure = template.get("infrastructureRef") or {}
-    bootstrap = (template.get("bootstrap") or {}).get("configRef") or {}
-    return str(template.get("version")), str(infrastructure.get("name")), str(bootstrap.get("name"))
-
-
-def _live_refs(scope: Scope) -> dict[str, tuple[str, str, str]]:
-    return {str((md.get("metadata") or {}).get("name")): _template_refs(md) for md in scope.live_deployments}
 
 
 def _keep_live_templates(scope: Scope, objects: list[Obj], observed: ObservedState | None,
                          rendered_at: Mapping[str, TenantCluster]) -> list[Obj]:
-    """A live pool whose machine template only this release's render changes keeps the one it runs.
-
-    The pool is rendered at the newest earlier level (render.levels) whose MachineDeployments name the
-    templates live ones do; if none does, the spec changed what the machines are, the pool rolls anyway,
-    and it takes every change at once. What waits is said in `status.pending`.
-    """
+    """A live pool whose machine template only this release's render changes keeps the one it runs."""
     assert scope.cluster is not None
-    live = _live_refs(scope)
-    waiting: list[str] = []
-    for pool in scope.pools:
-        name = pool.metadata.name
-        mds = [o for o in objects if o.get("kind") == "MachineDeployment" and _pool_label(o) == name]
-        if not mds or any(o["metadata"]["name"] not in live for o in mds):
-            continue
-        if all(_template_refs(o) == live[o["metadata"]["name"]] for o in mds):
-            continue
-        for level in range(CURRENT_LEVEL - 1, -1, -1):
-            pools = [pool_at_level(p, level) if p.metadata.name == name else p for p in scope.pools]
-            cluster = rendered_at.get(name, scope.cluster)
-            old = [o for o in render_cluster(cluster, pools, observed, scope.platform.charts, scope.platform.images,
-                                             kamaji=scope.kamaji_release) if _pool_label(o) == name]
-            old_mds = [o for o in old if o.get("kind") == "MachineDeployment"]
-            if old_mds and all(live.get(o["metadata"]["name"]) == _template_refs(o) for o in old_mds):
-                objects = _swap_pools(objects, {name}, old)
-                changes = "; ".join(f"{row.change} (since {row.since})" for row in LEVELS if row.level > level)
-                waiting.append(f"pool {name} keeps its machine template until it rolls for a change of its own: "
-                               f"{changes}")
-                break
-    scope.waiting_for_roll = tuple(waiting)
-    return objects
+    cluster = scope.cluster
+    platform = scope.platform
+
+    def render_pool(name: str, pools: Sequence[NodePool]) -> list[Obj]:
+        return render_cluster(rendered_at.get(name, cluster), pools, observed, platform.charts, platform.images,
+                              kamaji=scope.kamaji_release)
+
+    kept = keep_live_templates(scope.pools, objects, scope.live_deployments, render_pool)
+    scope.waiting_for_roll = kept.waiting
+    return kept.objects
 
 
 def _chart_sources(scope: Scope) -> list[Obj]:
