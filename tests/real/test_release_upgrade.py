@@ -151,6 +151,13 @@ async def test_an_operator_upgrade_on_an_unchanged_spec_rolls_nothing_and_moves_
     if tenant["version"] != table:
         assert status["pending"]["kubernetes"] == table and "Manual" in status["pending"]["reason"], status
         assert verdict["pending"]["kubernetes"] == table, verdict
+        kubeconfig = str(management.admin_kubeconfig_path)
+        listed = await asyncio.to_thread(CliRunner().invoke, app,
+                                         ["get", "tenants", "-n", ns, "-o", "json", "--kubeconfig", kubeconfig])
+        assert f"{tenant['version']} ({table} pending)" in listed.stdout, listed.output
+        described = await asyncio.to_thread(CliRunner().invoke, app, ["describe", "tenant", name, "-n", ns, "-o",
+                                                                       "json", "--kubeconfig", kubeconfig])
+        assert f"patch {table}" in described.stdout, described.output
     if release == BEFORE_VERSION_TAG and substrate == "proxmox":
         assert "owner tags" in " ".join(status["pending"]["render"]), status
         assert condition(_tenant(admin, ns, name), "Deprecated").get("status") == "True"

@@ -136,6 +136,7 @@ def plan(
     """
     import asyncio
 
+    from tenantctl.cli.support import print_problems
     from tenantctl.cli.tenant import platform_settings
     from tenantctl.documents import load_file
     from tenantctl.operator.daytwo.plan import TenantPlan, plan_cluster, render_text
@@ -161,6 +162,8 @@ def plan(
         raise InvalidInput([Problem("--namespace", "only with --against-release: the input names its namespaces")])
     docs = load_file(filename)
     tenant = parse_tenant_documents(docs)
+    if tenant.warnings:
+        print_problems(tenant.warnings)
     charts, images, kamaji = platform_settings(platform)
 
     async def compute() -> list[TenantPlan]:

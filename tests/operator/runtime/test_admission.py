@@ -25,6 +25,7 @@ from tenantctl.operator.runtime.handlers import CLUSTER_WEBHOOK, NODE_POOLS, POO
 from tenantctl.problems import InvalidInput, Problems
 from tenantctl.spec import parse_tenant_documents
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_version_change
+from tenantctl.spec.deprecations import TALOS_VERSION_TAG
 from tenantctl.spec.refusals import LIVE_ONLY, REFUSALS, Layer, refusal_for
 
 sys.path.insert(0, str(Path(__file__).parents[2] / "spec"))
@@ -93,6 +94,19 @@ async def test_a_reversed_address_range_is_refused_with_validates_text(mgmt: Kub
     verdict = await judged(mgmt, "CREATE", docs[0])
     assert verdict.refusals and set(verdict.refusals) <= set(validate_lines(docs))
     assert verdict.refusals[0].startswith("TenantCluster/acme.spec.proxmox.ipv4Config.addresses[0]: ")
+
+
+async def test_a_pool_in_a_deprecated_spelling_is_admitted_with_the_deprecation_warning(mgmt: KubeEmulator) -> None:
+    management(mgmt)
+    docs = clone(load_example("proxmox.yaml"))
+    pool = doc(docs, "NodePool")
+    pool["spec"]["proxmox"]["templateTags"] = ["v1.13.6", "talos"]
+    seed_documents(mgmt, [d for d in docs if d is not pool])
+    verdict = await judged(mgmt, "CREATE", pool)
+    assert not verdict.refusals
+    (warning,) = verdict.warnings
+    assert warning.startswith("NodePool/md0.spec.proxmox.templateTags[0]: ")
+    assert TALOS_VERSION_TAG.id in warning and "talos-<spec.talos.version>" in warning
 
 
 async def test_a_cluster_with_pools_cannot_be_deleted_and_without_them_can(mgmt: KubeEmulator) -> None:

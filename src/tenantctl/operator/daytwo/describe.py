@@ -129,6 +129,7 @@ async def describe_tenant(
     )
     _conditions(root.add(TreeNode("conditions")), body)
     _upgrade(root, status)
+    _pending(root, status)
     if body["metadata"].get("deletionTimestamp"):
         _teardown(root, status.get("teardown") or {})
     pools = await _list(api, API, "NodePool", namespace)
@@ -173,6 +174,19 @@ def _upgrade(root: TreeNode, status: Mapping[str, Any]) -> None:
     node.add(TreeNode("control plane", Mark.INFO, str(versions.get("controlPlane", "-"))))
     for pool, runs in sorted((versions.get("pools") or {}).items()):
         node.add(TreeNode(f"pool {pool}", Mark.INFO, f"{runs.get('kubernetes')} / Talos {runs.get('talos')}"))
+
+
+def _pending(root: TreeNode, status: Mapping[str, Any]) -> None:
+    """What the operator holds back until the tenant's patch policy, or a roll of the pool's own, moves it."""
+    pending = status.get("pending") or {}
+    if not pending:
+        return
+    node = root.add(TreeNode("pending", Mark.INFO, "held back across a tenantctl upgrade"))
+    if pending.get("kubernetes"):
+        node.add(TreeNode(f"patch {pending['kubernetes']}", Mark.INFO, str(pending.get("reason") or ""),
+                          "spec.patchUpgrades (or write the patch in spec.version)"))
+    for line in pending.get("render") or ():
+        node.add(TreeNode("machine template kept", Mark.INFO, str(line)))
 
 
 def _as_written(doc: Mapping[str, Any]) -> Obj:

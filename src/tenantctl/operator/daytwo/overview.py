@@ -116,8 +116,13 @@ def _replicas(mds: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
 
 
 def _version(spec: Mapping[str, Any], status: Mapping[str, Any]) -> str:
-    """The spec's version, or `running→target` while an upgrade runs (the control plane's, then the pools')."""
+    """The spec's version, `running→target` while an upgrade runs (the control plane's, then the pools'), or
+    `running (patch pending)` while the patch policy holds a newer patch back."""
     upgrade = status.get("upgrade") or {}
+    pending = (status.get("pending") or {}).get("kubernetes")
+    if not upgrade and pending:
+        running = (status.get("versions") or {}).get("controlPlane") or spec.get("version", "-")
+        return f"{running} ({pending} pending)"
     if not upgrade:
         return str(spec.get("version", "-"))
     running = (status.get("versions") or {}).get("controlPlane", "-")
