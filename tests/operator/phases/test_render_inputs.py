@@ -208,6 +208,15 @@ def test_the_live_inputs_change_the_digest() -> None:
         dataclasses.replace(scope, kamaji_release=KamajiRelease("26.5.3-edge", "declared: test")),
     ]
     assert all(_digest(s) != before for s in live)
+    deployment = {"metadata": {"name": "acme-md0"}, "spec": {"template": {"spec": {
+        "version": "v1.33.8", "infrastructureRef": {"name": "acme-md0-b0d245fa"},
+        "bootstrap": {"configRef": {"name": "acme-md0"}}}}}}
+    moved = {"metadata": {"name": "acme-md0"}, "spec": {"template": {"spec": {
+        "version": "v1.33.8", "infrastructureRef": {"name": "acme-md0-e6fbdefd"},
+        "bootstrap": {"configRef": {"name": "acme-md0"}}}}}}
+    with_live = dataclasses.replace(scope, live_deployments=[deployment])
+    assert _digest(with_live) != before, "a live MachineDeployment's machine template (kept across releases)"
+    assert _digest(dataclasses.replace(scope, live_deployments=[moved])) != _digest(with_live)
     assert _digest(scope, kinds=["Secret.v1"]) != before
     assert _digest(scope, keep=set()) != before
     assert _digest(dataclasses.replace(scope, platform=PlatformSettings())) != before
