@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import yaml
-from compat.corpus import renders
 
+from compat.corpus import renders
 from tenantctl.operator.phases.live_pins import effective_version, keep_live_templates, template_refs
 from tenantctl.render import render_cluster
 from tenantctl.render.levels import CURRENT_LEVEL, LEVELS, pool_at_level
