@@ -117,6 +117,13 @@ def _what_rolls(admin: Api, substrate: str, ns: str, name: str) -> dict[str, Any
     return {"machineDeployments": mds, "templates": templates, "controlPlane": kcp["spec"]["version"]}
 
 
+def _resource_versions(admin: Api, render: Render, ns: str) -> dict[str, str]:
+    """Kind/name -> resourceVersion of every object of the kinds the release rendered into `ns`."""
+    kinds = {(o["apiVersion"], o["kind"]) for o in render.objects() if o["metadata"].get("namespace") == ns}
+    return {f"{kind}/{o['metadata']['name']}": o["metadata"]["resourceVersion"]
+            for api_version, kind in kinds for o in admin.list(api_version, kind, ns)}
+
+
 def _tenant(admin: Api, ns: str, name: str) -> dict[str, Any]:
     return admin.get(*TC, ns, name) or {}
 
@@ -141,10 +148,15 @@ async def test_an_operator_upgrade_on_an_unchanged_spec_rolls_nothing_and_moves_
     verdicts = {f"{t['namespace']}/{t['name']}": t for t in yaml.safe_load(plan.stdout)["tenants"]}
     verdict = verdicts[f"{ns}/{name}"]
     assert verdict["verdict"] in ("none", "re-apply"), verdict
+    written_before = _resource_versions(admin, render, ns)
     async with running_operator(operator_connection(management), FAST) as ctx:
         await eventually(lambda: _passed(ctx, (ns, name)), 90, what="a pass of the upgraded operator")
         await one_more_pass(ctx, (ns, name))
     assert _what_rolls(admin, substrate, ns, name) == before
+    written = {ref for ref, version in _resource_versions(admin, render, ns).items()
+               if written_before.get(ref) != version}
+    planned = {line.rsplit(" ", 1)[-1] for line in verdict["why"]}
+    assert written <= planned, f"the operator wrote what plan --against-release did not say: {written - planned}"
     status = _tenant(admin, ns, name).get("status") or {}
     assert condition(_tenant(admin, ns, name), "Applied").get("status") == "True", status
     table = KUBERNETES_PATCHES["v1.33"]
@@ -205,17 +217,11 @@ async def test_a_spec_this_release_refuses_leaves_every_live_object_as_it_is(
     render = _release_render(BEFORE_VERSION_TAG, "proxmox.yaml")
     tenant = await asyncio.to_thread(_live_tenant, admin, management, tenant_plane, render, names_another_talos)
     ns, name = tenant["namespace"], tenant["name"]
-    kinds = {(o["apiVersion"], o["kind"]) for o in render.objects() if o["metadata"].get("namespace") == ns}
-
-    def resource_versions() -> dict[str, str]:
-        return {f"{kind}/{o['metadata']['name']}": o["metadata"]["resourceVersion"]
-                for api_version, kind in kinds for o in admin.list(api_version, kind, ns)}
-
-    before = resource_versions()
+    before = _resource_versions(admin, render, ns)
     async with running_operator(operator_connection(management), FAST) as ctx:
         await eventually(lambda: condition(_tenant(admin, ns, name), "Ready").get("reason") == "InvalidSpec", 90,
                          what="the refusal reported")
         await one_more_pass(ctx, (ns, name))
     ready = condition(_tenant(admin, ns, name), "Ready")
     assert ready["status"] == "False" and "NodePool/md0.spec.proxmox.templateTags[0]" in ready["message"], ready
-    assert resource_versions() == before, "nothing applied, rolled or pruned"
+    assert _resource_versions(admin, render, ns) == before, "nothing applied, rolled or pruned"
