@@ -218,6 +218,11 @@ async def test_a_spec_this_release_refuses_leaves_every_live_object_as_it_is(
     tenant = await asyncio.to_thread(_live_tenant, admin, management, tenant_plane, render, names_another_talos)
     ns, name = tenant["namespace"], tenant["name"]
     before = _resource_versions(admin, render, ns)
+    plan = await asyncio.to_thread(CliRunner().invoke, app, [
+        "plan", "--against-release", "-n", ns, "-o", "json", "--kubeconfig", str(management.admin_kubeconfig_path)])
+    assert plan.exit_code == 3, plan.output
+    (verdict,) = yaml.safe_load(plan.stdout)["tenants"]
+    assert verdict["verdict"] == "refused" and "NodePool/md0.spec.proxmox.templateTags[0]" in verdict["why"][0]
     async with running_operator(operator_connection(management), FAST) as ctx:
         await eventually(lambda: condition(_tenant(admin, ns, name), "Ready").get("reason") == "InvalidSpec", 90,
                          what="the refusal reported")
