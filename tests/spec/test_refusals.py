@@ -158,6 +158,22 @@ CASES: dict[str, Case] = {
         "proxmox.yaml", _set(lambda d: tc(d)["spec"], "substrate", "vmware"), "TenantCluster/acme.spec.substrate",
         "'vmware' is not a substrate",
     ),
+    "patchUpgrades Automatic without a window": Case(
+        "kubevirt.yaml", _set(lambda d: tc(d)["spec"], "patchUpgrades", {"policy": "Automatic"}),
+        "TenantCluster/demo.spec.patchUpgrades.window", "required with policy Automatic",
+    ),
+    "patchUpgrades window duration outside 30m..24h": Case(
+        "kubevirt.yaml",
+        _set(lambda d: tc(d)["spec"], "patchUpgrades",
+             {"policy": "Automatic", "window": {"start": "02:00", "duration": "48h"}}),
+        "TenantCluster/demo.spec.patchUpgrades.window.duration", "'48h' is outside 30m..24h",
+    ),
+    "patchUpgrades window start not HH:MM": Case(
+        "kubevirt.yaml",
+        _set(lambda d: tc(d)["spec"], "patchUpgrades",
+             {"policy": "Automatic", "window": {"start": "2am", "duration": "2h"}}),
+        "TenantCluster/demo.spec.patchUpgrades.window.start", "pattern",
+    ),
     "unknown Kubernetes minor": Case(
         "proxmox.yaml", _set(lambda d: tc(d)["spec"], "version", "v1.99"), "TenantCluster/acme.spec.version",
         "unknown Kubernetes minor 'v1.99'",
