@@ -218,10 +218,10 @@ def test_default_replicas_is_two(proxmox_docs: Docs) -> None:
 def test_health_check_defaults(proxmox_docs: Docs) -> None:
     mhc = one(render(proxmox_docs), "MachineHealthCheck")["spec"]
     assert mhc["maxUnhealthy"] == "50%"
-    assert mhc["nodeStartupTimeout"] == "1200s"
+    assert mhc["nodeStartupTimeout"] == "20m0s"
     assert mhc["unhealthyConditions"] == [
-        {"type": "Ready", "status": "Unknown", "timeout": "300s"},
-        {"type": "Ready", "status": "False", "timeout": "600s"},
+        {"type": "Ready", "status": "Unknown", "timeout": "5m0s"},
+        {"type": "Ready", "status": "False", "timeout": "10m0s"},
     ]
 
 

@@ -156,9 +156,10 @@ def test_node_labels_and_taints_for_reuse() -> None:
 
 @pytest.mark.parametrize(
     ("given", "rendered"),
-    [("20m0s", "1200s"), ("1h30m", "5400s"), ("90s", "90s"), ("1.5h", "5400s"), ("2h", "7200s"), ("45s", "45s")],
+    [("20m0s", "20m0s"), ("1200s", "20m0s"), ("1h30m", "1h30m0s"), ("90s", "1m30s"), ("1.5h", "1h30m0s"),
+     ("2h", "2h0m0s"), ("45s", "45s")],
 )
-def test_health_check_timeouts_are_go_durations_rendered_in_seconds(
+def test_health_check_timeouts_are_go_durations_rendered_as_capi_stores_them(
     proxmox_docs: Docs, given: str, rendered: str
 ) -> None:
     doc(proxmox_docs, "NodePool")["spec"]["healthCheck"] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tenantctl.spec.durations import DurationError, format_seconds, parse_go_duration
+from tenantctl.spec.durations import DurationError, format_go_duration, format_seconds, parse_go_duration
 
 S = 1_000_000_000
 
@@ -62,4 +62,19 @@ def test_longer_than_an_int64_of_nanoseconds_is_refused() -> None:
 )
 def test_rendered_in_seconds(nanos: int, text: str) -> None:
     assert format_seconds(nanos) == text
+    assert parse_go_duration(text) == nanos
+
+
+# Go's own output of time.Duration(n).String() for each n (go1.26): the form CAPI's webhooks store.
+GO_STRINGS = [
+    (0, "0s"), (1, "1ns"), (999, "999ns"), (1_000, "1µs"), (1_500, "1.5µs"), (1_500_000, "1.5ms"),
+    (999_999_999, "999.999999ms"), (S, "1s"), (45 * S, "45s"), (90 * S + 500_000_000, "1m30.5s"), (1200 * S, "20m0s"),
+    (3600 * S, "1h0m0s"), (5400 * S, "1h30m0s"), (86400 * S, "24h0m0s"), (-300 * S, "-5m0s"),
+    (2**63 - 1, "2562047h47m16.854775807s"),
+]
+
+
+@pytest.mark.parametrize(("nanos", "text"), GO_STRINGS)
+def test_formatted_as_go_prints_a_duration(nanos: int, text: str) -> None:
+    assert format_go_duration(nanos) == text
     assert parse_go_duration(text) == nanos

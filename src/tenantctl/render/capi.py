@@ -19,7 +19,7 @@ from tenantctl.render.node_placement import capi_synced_labels
 from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.autoscaling import DEFAULT_MAX_NODE_PROVISION_TIME
-from tenantctl.spec.durations import format_seconds, parse_go_duration
+from tenantctl.spec.durations import format_go_duration, parse_go_duration
 from tenantctl.spec.placement import NodeGroup
 
 __all__ = [
@@ -147,8 +147,9 @@ def _autoscaler_annotations(cluster: TenantCluster, pool: NodePool, group: NodeG
 
 
 def _seconds(duration: str) -> str:
-    """Checked Go durations, rendered in seconds: `1h30m` -> `5400s`."""
-    return format_seconds(parse_go_duration(duration))
+    """Checked Go durations, rendered as CAPI stores a `metav1.Duration` (its webhooks decode and encode the
+    object): `1h30m` -> `1h30m0s`, `1200s` -> `20m0s`. Another spelling would be rewritten on every apply."""
+    return format_go_duration(parse_go_duration(duration))
 
 
 def render_machine_health_check(cluster: TenantCluster, pool: NodePool, group: NodeGroup) -> dict[str, Any]:

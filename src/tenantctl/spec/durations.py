@@ -10,7 +10,7 @@ import functools
 import re
 from decimal import Decimal
 
-__all__ = ["DurationError", "format_seconds", "parse_go_duration"]
+__all__ = ["DurationError", "format_go_duration", "format_seconds", "parse_go_duration"]
 
 _NANOS_PER_UNIT: dict[str, int] = {
     "ns": 1,
@@ -54,3 +54,24 @@ def format_seconds(nanos: int) -> str:
     """A duration in seconds, the one unit every Go duration reader accepts: 5400000000000 -> `5400s`."""
     seconds = Decimal(nanos) / 1_000_000_000
     return f"{format(seconds.normalize(), 'f')}s"
+
+
+_SMALL_UNITS = (("ns", 1), ("µs", 1_000), ("ms", 1_000_000))
+
+
+def format_go_duration(nanos: int) -> str:
+    """A duration as Go's `time.Duration.String()` prints it (`20m0s`, `1h0m0s`, `1.5s`, `300ms`): the form a
+    Go webhook that decodes and encodes a `metav1.Duration` stores, so an object holds what was applied."""
+    if nanos == 0:
+        return "0s"
+    sign, u = ("-" if nanos < 0 else ""), abs(nanos)
+    if u < 1_000_000_000:
+        unit, size = next((n, s) for n, s in reversed(_SMALL_UNITS) if u >= s)
+        return f"{sign}{format((Decimal(u) / size).normalize(), 'f')}{unit}"
+    seconds, fraction = divmod(u, 1_000_000_000)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{hours}h" if hours else ""
+    text += f"{minutes}m" if hours or minutes else ""
+    text += str(secs) + (("." + f"{fraction:09d}".rstrip("0")) if fraction else "")
+    return f"{sign}{text}s"
