@@ -17,7 +17,9 @@ from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.patch_policy import PatchChoice, PatchUpgrades, choose_patch, patch_policy
 
-__all__ = ["KeptTemplates", "effective_version", "keep_live_templates", "live_refs", "swap_pools", "template_refs"]
+__all__ = [
+    "KeptTemplates", "effective_version", "keep_live_templates", "live_refs", "pool_of", "swap_pools", "template_refs",
+]
 
 Obj = dict[str, Any]
 
@@ -36,6 +38,7 @@ def effective_version(cluster: TenantCluster, running: str | None, platform_poli
 
 
 def pool_of(obj: Mapping[str, Any]) -> str | None:
+    """The pool a rendered or live object belongs to (its `tenantctl.io/nodepool` label), None if none."""
     labels = (obj.get("metadata") or {}).get("labels") or {}
     value = labels.get(POOL_LABEL)
     return str(value) if value is not None else None

@@ -30,7 +30,13 @@ from tenantctl.operator.phases.bootstrap import BootstrapResult, bootstrap_tenan
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.credentials import CredentialsCheck, check_credentials
 from tenantctl.operator.phases.events import Recorder
-from tenantctl.operator.phases.live_pins import effective_version, keep_live_templates, live_refs, swap_pools
+from tenantctl.operator.phases.live_pins import (
+    effective_version,
+    keep_live_templates,
+    live_refs,
+    pool_of,
+    swap_pools,
+)
 from tenantctl.operator.phases.observe import Observation, ensure_talos_secrets, observe
 from tenantctl.operator.phases.platform import PlatformSettings
 from tenantctl.operator.phases.talos_api import KamajiSchema, TalosAPIResult, publish_trustd
@@ -41,7 +47,6 @@ from tenantctl.render.capi import CAPI_API
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KAMAJI_API
-from tenantctl.render.meta import POOL_LABEL
 from tenantctl.render.tenant import charts_used
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, parse_tenant_documents
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
@@ -290,7 +295,7 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
         })})
         rendered_at |= dict.fromkeys(pools, at_running)
         old = [o for o in render_cluster(at_running, scope.pools, observed, charts, images, kamaji=scope.kamaji_release)
-               if _pool_label(o) in pools]
+               if pool_of(o) in pools]
         objects = swap_pools(objects, pools, old)
     return _keep_live_templates(scope, objects, observed, rendered_at)
 
@@ -316,11 +321,6 @@ def _chart_sources(scope: Scope) -> list[Obj]:
     assert scope.cluster is not None
     in_use = charts_used([scope.cluster], scope.platform.images or ImagesSpec())
     return render_chart_sources(scope.platform.charts or ChartSourcesSpec(), in_use)
-
-
-def _pool_label(obj: Mapping[str, Any]) -> str | None:
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    return labels.get(POOL_LABEL)
 
 
 def _validate(scope: Scope) -> bool:
