@@ -61,7 +61,7 @@ envtest:
 
 # The upstream managers (hack/upstream: Cluster API core, the in-cluster IPAM provider, CABPT) built from their
 # Go modules into a cache keyed by their pins, as envtest; capmox and Kamaji are not served by the module proxy
-# (hack/upstream/build.sh says so). tests/real/test_upstream_capi.py runs Cluster API core's webhooks on the
+# (hack/upstream/build.sh says so). tests/real/test_upstream_*.py run them beside the
 # real API server. First build ~6 min with the envtest build's Go cache warm; cached, instant.
 upstream:
 	@bash hack/upstream/build.sh
