@@ -60,6 +60,7 @@ FAST = OperatorSettings(
     volume_release_timeout=20.0,
     helm_release_timeout=2.0,
     control_plane_timeout=2.0,
+    cluster_deletion_timeout=2.0,
 )
 
 

@@ -63,6 +63,11 @@ def operator(
         typer.Option(envvar="TENANTCTL_CONTROL_PLANE_TIMEOUT", metavar="DURATION",
                      help=f"Teardown's control plane wait. {_DURATION}"),
     ] = None,
+    cluster_deletion_timeout: Annotated[
+        _Text,
+        typer.Option(envvar="TENANTCTL_CLUSTER_DELETION_TIMEOUT", metavar="DURATION",
+                     help=f"Teardown's wait for Cluster API to delete the Machines and the Cluster. {_DURATION}"),
+    ] = None,
     helm_release_timeout: Annotated[
         _Text,
         typer.Option(envvar="TENANTCTL_HELM_RELEASE_TIMEOUT", metavar="DURATION",
@@ -126,6 +131,7 @@ def operator(
             "--tenant-unreachable-grace": tenant_unreachable_grace,
             "--volume-release-timeout": volume_release_timeout,
             "--control-plane-timeout": control_plane_timeout,
+            "--cluster-deletion-timeout": cluster_deletion_timeout,
             "--helm-release-timeout": helm_release_timeout,
             "--requeue": requeue,
             "--pool-rollout-timeout": pool_rollout_timeout,

@@ -20,6 +20,7 @@ DOCUMENTED = {
     "--tenant-unreachable-grace": ("TENANTCTL_TENANT_UNREACHABLE_GRACE", lambda s: s.tenant_unreachable_grace),
     "--volume-release-timeout": ("TENANTCTL_VOLUME_RELEASE_TIMEOUT", lambda s: s.volume_release_timeout),
     "--control-plane-timeout": ("TENANTCTL_CONTROL_PLANE_TIMEOUT", lambda s: s.control_plane_timeout),
+    "--cluster-deletion-timeout": ("TENANTCTL_CLUSTER_DELETION_TIMEOUT", lambda s: s.cluster_deletion_timeout),
     "--helm-release-timeout": ("TENANTCTL_HELM_RELEASE_TIMEOUT", lambda s: s.helm_release_timeout),
     "--requeue": ("TENANTCTL_REQUEUE", lambda s: s.requeue_delay),
     "--pool-rollout-timeout": ("TENANTCTL_POOL_ROLLOUT_TIMEOUT", lambda s: s.pool_rollout_timeout),

@@ -31,6 +31,8 @@ TC = "tenantctl.io/v1alpha1/tenantclusters"
 TENANT_CLUSTERS = Resource("tenantctl.io/v1alpha1", "TenantCluster", "tenantclusters", True)
 HELM_RELEASES = Resource("helm.toolkit.fluxcd.io/v2", "HelmRelease", "helmreleases", True)
 KCPS = Resource("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane", "kamajicontrolplanes", True)
+CLUSTERS = Resource("cluster.x-k8s.io/v1beta1", "Cluster", "clusters", True)
+CAPI_FINALIZER = "cluster.cluster.x-k8s.io"
 PROXMOX = ("tenant-acme", "acme")
 KUBEVIRT = ("tenant-demo", "demo")
 
@@ -122,7 +124,7 @@ async def test_proxmox_teardown_frees_the_disks_before_anything_else_goes(
 
     order = [e.plural for e in outside]
     first = {plural: order.index(plural) for plural in dict.fromkeys(order)}
-    assert first["helmreleases"] < first["machinedeployments"] < first["kamajicontrolplanes"] < first["clusters"]
+    assert first["helmreleases"] < first["machinedeployments"] < first["clusters"] < first["kamajicontrolplanes"]
     for plural in ("helmreleases", "machinedeployments", "kamajicontrolplanes", "clusters", "talosconfigtemplates",
                    "deployments", "secrets"):
         assert not [o for o in mgmt.live(plural) if o["metadata"].get("namespace") == "tenant-acme"
@@ -298,8 +300,38 @@ async def test_stuck_releases_lose_their_finalizers_and_a_stuck_control_plane_is
     cluster_api = step(mgmt, PROXMOX, "ClusterAPI")
     assert cluster_api["outcome"] == "Leftover" and "still deleting after 2s" in cluster_api["message"]
     assert not gone(mgmt, "controlplane.cluster.x-k8s.io/v1alpha1/kamajicontrolplanes", *PROXMOX)
-    assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "the Cluster is deleted after the bound"
-    assert cluster_api["message"].endswith(", Cluster/acme"), "by this step, not left to a later one"
+    assert gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX)
+    assert cluster_api["message"].endswith(", Cluster/acme, KamajiControlPlane/acme (still deleting after 2s)")
+
+
+async def test_a_cluster_cluster_api_still_deletes_holds_the_inventory_until_the_bound(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """Cluster API still deleting the Machines (its finalizer on the Cluster): the step waits its bound
+    before the control plane and the rest of the inventory go, and says what Cluster API waits for."""
+    seeded(mgmt, url(tenant))
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            await api.merge_patch(CLUSTERS, "acme", "tenant-acme", {"metadata": {"finalizers": [CAPI_FINALIZER]}})
+            deleting = {"type": "Deleting", "status": "True", "reason": "WaitingForWorkersDeletion",
+                        "message": "* Machines: acme-md0-x2b9k\n* MachineDeployments: acme-md0"}
+            await api.merge_patch(CLUSTERS, "acme", "tenant-acme", {"status": {"v1beta2": {"conditions": [deleting]}}},
+                                  status=True)
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: any(s["step"] == "ClusterAPI" for s in (
+            last_seen(mgmt, TC, *PROXMOX).get("status") or {}).get("teardown", {}).get("steps", [])), timeout=30)
+        # While the bound ran, the control plane and the ProxmoxCluster capmox reads were still there.
+        cluster_api = step(mgmt, PROXMOX, "ClusterAPI")
+        async with KubeClient(Connection.from_server(url(mgmt))) as api:
+            await api.merge_patch(CLUSTERS, "acme", "tenant-acme", {"metadata": {"finalizers": None}})
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX), timeout=30)
+    assert cluster_api["message"].endswith(
+        "Cluster/acme (still deleting after 2s: * Machines: acme-md0-x2b9k * MachineDeployments: acme-md0), "
+        "KamajiControlPlane/acme"), cluster_api["message"]
+    deleted = [w.plural.rsplit("/", 1)[-1] for w in mgmt.writes() if w.verb == "delete"]
+    order = list(dict.fromkeys(p for p in deleted if p in ("clusters", "kamajicontrolplanes", "proxmoxclusters")))
+    assert order == ["clusters", "kamajicontrolplanes", "proxmoxclusters"], deleted
 
 
 @pytest.mark.parametrize("cdi", [False, True], ids=["without-cdi", "with-cdi"])

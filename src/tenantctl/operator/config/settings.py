@@ -60,6 +60,8 @@ class OperatorSettings:
     """How long teardown waits for the tenant's PVs to go (the CSI driver freeing the disks)."""
     helm_release_timeout: float = 120.0
     control_plane_timeout: float = 300.0
+    cluster_deletion_timeout: float = 900.0
+    """How long teardown waits for Cluster API to delete the tenant's Machines (their VMs) and its Cluster."""
     pool_rollout_timeout: float = 1800.0
     """How long one pool's upgrade rollout may take before the upgrade stops there with `Ready=False`."""
     platform_name: str = "default"

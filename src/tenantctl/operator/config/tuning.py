@@ -32,6 +32,7 @@ TUNABLES: tuple[Tunable, ...] = (
     Tunable("--tenant-unreachable-grace", "TENANTCTL_TENANT_UNREACHABLE_GRACE", "tenant_unreachable_grace"),
     Tunable("--volume-release-timeout", "TENANTCTL_VOLUME_RELEASE_TIMEOUT", "volume_release_timeout"),
     Tunable("--control-plane-timeout", "TENANTCTL_CONTROL_PLANE_TIMEOUT", "control_plane_timeout"),
+    Tunable("--cluster-deletion-timeout", "TENANTCTL_CLUSTER_DELETION_TIMEOUT", "cluster_deletion_timeout"),
     Tunable("--helm-release-timeout", "TENANTCTL_HELM_RELEASE_TIMEOUT", "helm_release_timeout"),
     Tunable("--requeue", "TENANTCTL_REQUEUE", "requeue_delay"),
     Tunable("--pool-rollout-timeout", "TENANTCTL_POOL_ROLLOUT_TIMEOUT", "pool_rollout_timeout"),

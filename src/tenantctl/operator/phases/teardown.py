@@ -5,7 +5,7 @@
    it still runs. A tenant that does not answer is a reported leftover, not a tenant without disks.
 2. Suspend and delete the tenant's HelmReleases; after a bounded wait, drop their finalizers.
 3. Stop the cluster-autoscaler (it would scale the pools back up), then delete the MachineDeployments,
-   the control plane (bounded wait), the Cluster.
+   the Cluster (bounded wait: Cluster API deletes the Machines first), the control plane (bounded wait).
 4. KubeVirt DataVolumes (only if CDI serves them), LoadBalancer Services, the rest of the inventory.
 5. The handler returns and kopf removes the finalizer; the summary lists the leftovers.
 """
@@ -290,8 +290,27 @@ async def _stop_autoscaler(scope: TeardownScope) -> list[str]:
     return [f"Deployment/{names.autoscaler}" + ("" if in_time else f" (its pods still ran after {timeout:g}s)")]
 
 
+async def _deleted_in_time(scope: TeardownScope, res: Resource, name: str, timeout: float) -> bool:
+    async def gone() -> bool:
+        return await scope.api.get(res, name, Names(scope.cluster).namespace) is None
+
+    return await _wait_until(gone, timeout, scope.settings.poll_interval)
+
+
+def _deleting(cluster: Mapping[str, Any] | None) -> str:
+    """What Cluster API says it still waits for (its v1beta2 `Deleting` condition), if it says."""
+    conditions = (((cluster or {}).get("status") or {}).get("v1beta2") or {}).get("conditions") or []
+    message = next((str(c.get("message") or "") for c in conditions if c.get("type") == "Deleting"), "")
+    return f": {' '.join(message.split())}" if message else ""
+
+
 async def _cluster_api(scope: TeardownScope) -> tuple[StepOutcome, str]:
-    api, names = scope.api, Names(scope.cluster)
+    """The Cluster goes before the control plane and the rest of the inventory: Cluster API deletes its
+    Machines first (with their infrastructure machines and bootstrap configs), and the objects those
+    providers read must outlive them — capmox v0.7.7 does nothing for a ProxmoxMachine whose
+    ProxmoxCluster is gone, so its VM and disks would stay. The control plane goes last, as Cluster API
+    orders it: its drains are skipped once the Cluster is deleting."""
+    api, names, settings = scope.api, Names(scope.cluster), scope.settings
     ns, done = names.namespace, await _stop_autoscaler(scope)
     md = await api.resource("cluster.x-k8s.io/v1beta1", "MachineDeployment")
     if md is not None:
@@ -299,19 +318,19 @@ async def _cluster_api(scope: TeardownScope) -> tuple[StepOutcome, str]:
             await api.delete(md, obj["metadata"]["name"], ns)
             done.append(f"MachineDeployment/{obj['metadata']['name']}")
     outcome = StepOutcome.DONE
-    kcp = await api.resource("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
-    if kcp is not None and await api.delete(kcp, names.control_plane, ns):
-        done.append(f"KamajiControlPlane/{names.control_plane}")
-
-        async def gone() -> bool:
-            return await api.get(kcp, names.control_plane, ns) is None
-
-        if not await _wait_until(gone, scope.settings.control_plane_timeout, scope.settings.poll_interval):
-            outcome = StepOutcome.LEFTOVER
-            done.append(f"(still deleting after {scope.settings.control_plane_timeout:g}s)")
     capi = await api.resource("cluster.x-k8s.io/v1beta1", "Cluster")
     if capi is not None and await api.delete(capi, names.cluster, ns):
         done.append(f"Cluster/{names.cluster}")
+        if not await _deleted_in_time(scope, capi, names.cluster, settings.cluster_deletion_timeout):
+            outcome = StepOutcome.LEFTOVER
+            waiting = _deleting(await api.get(capi, names.cluster, ns))
+            done[-1] += f" (still deleting after {settings.cluster_deletion_timeout:g}s{waiting})"
+    kcp = await api.resource("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+    if kcp is not None and await api.delete(kcp, names.control_plane, ns):
+        done.append(f"KamajiControlPlane/{names.control_plane}")
+        if not await _deleted_in_time(scope, kcp, names.control_plane, settings.control_plane_timeout):
+            outcome = StepOutcome.LEFTOVER
+            done[-1] += f" (still deleting after {settings.control_plane_timeout:g}s)"
     return outcome, "deleted " + (", ".join(done) if done else "nothing (already gone)")
 
 
