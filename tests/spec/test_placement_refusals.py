@@ -179,8 +179,8 @@ CASES: dict[str, tuple[Edit, str, str]] = {
         f"{CLUSTER}.ipv6Config.prefix", "129 is outside 0–128 for IPv6",
     ),
     "ipv6 address off the gateway's prefix": (
-        lambda c, p: c["proxmox"].__setitem__("ipv6Config", {"addresses": ["2001:db9::10"], "prefix": 64,
-                                                             "gateway": "2001:db8::1"}),
+        lambda c, p: c["proxmox"].__setitem__("ipv6Config", {"addresses": ["2001:db9::10-2001:db9::20"],
+                                                             "prefix": 64, "gateway": "2001:db8::1"}),
         f"{CLUSTER}.ipv6Config.addresses[0]", "outside 2001:db8::/64",
     ),
 }

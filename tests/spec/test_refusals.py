@@ -104,6 +104,12 @@ def _too_many_replicas_at_prefix_0(docs: Docs) -> None:
     px(docs)["ipv4Config"]["prefix"] = 0
 
 
+def _ipv6_pool_smaller_than_ipv4(docs: Docs) -> None:
+    """Dual-stack: each machine claims an address of each family; the IPv4 pool has 51, the IPv6 one 2."""
+    px(docs)["ipv6Config"] = {"addresses": ["2001:db8:100::10-2001:db8:100::11"], "prefix": 64,
+                              "gateway": "2001:db8:100::1"}
+
+
 def _kubevirt_only_cpu(docs: Docs) -> None:
     pool(docs, "big")["spec"]["resources"] = {"cpu": "4"}
 
@@ -287,6 +293,10 @@ CASES: dict[str, Case] = {
     "IP pool too small for max replicas + surge at prefix 0": Case(
         "proxmox.yaml", _too_many_replicas_at_prefix_0, "TenantCluster/acme.spec.proxmox.ipv4Config.addresses",
         "51 usable addresses, but the node pools can claim 52",
+    ),
+    "IP pool too small for max replicas + surge in IPv6": Case(
+        "proxmox.yaml", _ipv6_pool_smaller_than_ipv4, "TenantCluster/acme.spec.proxmox.ipv6Config.addresses",
+        "2 usable addresses, but the node pools can claim 3",
     ),
     "missing CCM credentials": Case(
         "proxmox.yaml", _set(px, "ccm", {}), "TenantCluster/acme.spec.proxmox.ccm.credentialsSecretName",

@@ -104,9 +104,10 @@ def _address(text: str, entry: str, version: int) -> Address:
 
 
 def usable_addresses(entries: list[AddressEntry], prefix: int, gateway: Address | None, version: int = 4) -> int:
-    """How many addresses CAIP can hand out: the entries' union, less the gateway and the subnet's
-    network and broadcast addresses (IPv6: its anycast address; CAIP skips those unless
-    allocateReservedIPAddresses is set).
+    """How many addresses CAIP can hand out: the entries' union, less the gateway and the network address
+    of the lowest entry's /prefix (IPv6: its anycast address) and, for IPv4, its broadcast address. CAIP
+    v1.0.3 (`poolutil.PoolSpecToIPSet`) reserves those whatever the prefix, so a /31 or /32 pool (IPv6:
+    /128) has none to give and a /127 one; proven against its pool controller (tests/real/test_upstream_ipam.py).
     O(n log n) in the entries: a reserved address is looked up in the merged ranges by bisection."""
     merged: list[tuple[int, int]] = []
     for first, last in sorted((int(e.first), int(e.last)) for e in entries):
@@ -119,13 +120,11 @@ def usable_addresses(entries: list[AddressEntry], prefix: int, gateway: Address 
         reserved.add(int(gateway))
     width = 32 if version == 4 else 128
     host_bits = width - prefix
-    if 2**host_bits > 2:
+    if merged:
         mask = (2**width - 1) ^ (2**host_bits - 1)
-        for e in entries:
-            for addr in (int(e.first), int(e.last)):
-                reserved.add(addr & mask)
-                if version == 4:
-                    reserved.add((addr & mask) | (2**host_bits - 1))
+        reserved.add(merged[0][0] & mask)
+        if version == 4:
+            reserved.add((merged[0][0] & mask) | (2**host_bits - 1))
     total = sum(last - first + 1 for first, last in merged)
     starts = [first for first, _ in merged]
     taken = 0

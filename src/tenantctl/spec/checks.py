@@ -272,26 +272,27 @@ def _check_ipv4_config(base: str, px: ProxmoxClusterSpec, problems: Problems) ->
                 )
 
 
-def pool_addresses(px: ProxmoxClusterSpec) -> int | None:
-    """Addresses the cluster's pool can hand out, or None when its ipv4Config does not parse."""
-    cfg = px.ipv4_config
+def pool_addresses(px: ProxmoxClusterSpec, version: int = 4) -> int | None:
+    """Addresses the cluster's pool of one family can hand out, or None when its config does not parse."""
+    cfg = dict(px.address_configs).get(version)
     if cfg is None or not is_literal_ip(cfg.gateway):  # the gateway is required here, unlike a NIC pool's
         return None
-    return pool_usable(cfg.addresses, cfg.prefix, cfg.gateway, 4)
+    return pool_usable(cfg.addresses, cfg.prefix, cfg.gateway, version)
 
 
 def check_ip_capacity(tc: TenantCluster, pools: Sequence[NodePool], problems: Problems) -> None:
-    """CAIP claims hang silently when the pool runs dry: refuse a spec that can ask for more than it has."""
+    """CAIP claims hang silently when the pool runs dry: refuse a spec that can ask for more than it has.
+    Dual-stack: every machine claims one address of each family, so each family's pool must cover them."""
     if tc.spec.substrate != "proxmox" or tc.spec.proxmox is None:
         return
-    have = pool_addresses(tc.spec.proxmox)
-    if have is None:
-        return
     need = sum(machines_at_once(p, tc) for p in pools)
-    if need > have:
+    for version, _ in tc.spec.proxmox.address_configs:
+        have = pool_addresses(tc.spec.proxmox, version)
+        if have is None or need <= have:
+            continue
         detail = ", ".join(f"{p.metadata.name}: {at_once_text(p, tc)}" for p in pools)
         problems.error(
-            f"{ref('TenantCluster', tc.metadata.name)}.spec.proxmox.ipv4Config.addresses",
+            f"{ref('TenantCluster', tc.metadata.name)}.spec.proxmox.ipv{version}Config.addresses",
             f"{have} usable addresses, but the node pools can claim {need} at once "
             f"(max replicas + rolling-update surge: {detail}); IPAM claims beyond the pool hang silently",
         )
