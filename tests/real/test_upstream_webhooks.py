@@ -15,13 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+import yaml
 
+from compat.corpus import CORPUS, renders
 from real_api import Api, APIRefusal
 from real_control_plane import ControlPlane
 from real_seed import operator_connection
 from tenant_support import load_example
 from tenantctl.operator.kube.client import KubeClient
 from tenantctl.operator.phases.apply import apply_inventory
+from tenantctl.problems import InvalidInput
 from tenantctl.render import render_cluster
 from tenantctl.spec import parse_observed, parse_tenant_documents
 from upstream_support import COMPONENTS, Component, running
@@ -89,14 +92,11 @@ def _added(applied: Any, stored: Any, path: str, out: list[str], changed: list[s
         changed.append(path)
 
 
-@pytest.mark.parametrize("example", ["proxmox.yaml", "proxmox-spread.yaml", "kubevirt.yaml"])
-def test_upstream_webhooks_admit_every_render_and_change_nothing_tenantctl_wrote(
-    upstream: Component, admin: Api, example: str,
-) -> None:
+def _judged(upstream: Component, admin: Api, rendered: list[dict[str, Any]]) -> None:
+    """Apply each object for real; nothing tenantctl wrote may change, and every default must be judged."""
     defaults: set[str] = set()
-    rendered = _rendered(example, upstream.kinds)
-    admin.namespace(_namespace(example))
     for obj in rendered:
+        admin.namespace(obj["metadata"]["namespace"])
         stored = admin.apply(obj, manager="tenantctl")
         added: list[str] = []
         changed: list[str] = []
@@ -106,6 +106,44 @@ def test_upstream_webhooks_admit_every_render_and_change_nothing_tenantctl_wrote
         defaults |= {f"{obj['kind']} {path}" for path in added}
     unjudged = {d for d in defaults if not any(d == k or d.startswith(k + ".") for k in UPSTREAM_DEFAULTS)}
     assert unjudged == set(), f"{upstream.name}'s webhooks default fields nobody has judged: {sorted(unjudged)}"
+
+
+@pytest.mark.parametrize("example", ["proxmox.yaml", "proxmox-spread.yaml", "kubevirt.yaml"])
+def test_upstream_webhooks_admit_every_render_and_change_nothing_tenantctl_wrote(
+    upstream: Component, admin: Api, example: str,
+) -> None:
+    _judged(upstream, admin, _rendered(example, upstream.kinds))
+
+
+def _corpus_renders(kinds: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Today's render of every spec the compatibility corpus holds (each spec an earlier release accepted,
+    alone and with its observed state), each pair in a namespace of its own."""
+    out = []
+    pairs = sorted({(r.spec, r.observed) for r in renders()}, key=str)
+    for i, (spec, observed) in enumerate(pairs):
+        ns = f"{NS}-corpus-{i}"
+        docs = [d for d in yaml.safe_load_all((CORPUS / "specs" / f"{spec}.yaml").read_text()) if d]
+        seen = [d for d in yaml.safe_load_all((CORPUS / "specs" / f"{observed}.yaml").read_text()) if d] \
+            if observed else []
+        for d in docs + seen:
+            d["metadata"]["namespace"] = ns
+        try:
+            tenant = parse_tenant_documents(docs)
+            states = parse_observed(seen) if seen else {}
+        except InvalidInput:
+            continue  # refused today, with a CHANGES.md entry (tests/compat proves it)
+        for cluster in tenant.clusters:
+            state = states.get((ns, cluster.metadata.name))
+            out += [o for o in render_cluster(cluster, tenant.pools_of(cluster), state) if o["kind"] in kinds]
+    return out
+
+
+def test_upstream_webhooks_admit_todays_render_of_every_spec_an_earlier_release_accepted(
+    upstream: Component, admin: Api,
+) -> None:
+    rendered = _corpus_renders(upstream.kinds)
+    assert rendered, upstream.kinds
+    _judged(upstream, admin, rendered)
 
 
 @dataclass
