@@ -265,6 +265,6 @@ def describe(
 
 def register(app: typer.Typer) -> None:
     """Attach `get`, `plan` and `describe` to the root app."""
-    app.command()(get)
-    app.command()(plan)
-    app.command()(describe)
+    app.command(short_help="List TenantClusters or NodePools and their state.")(get)
+    app.command(short_help="What the operator would change, before it does.")(plan)
+    app.command(short_help="A tenant as a tree, down to its Nodes.")(describe)

@@ -31,7 +31,7 @@ class ControllerChoice(StrEnum):
 doctor_app = command_group(help="Preflight checks of the infrastructure a tenant needs.", no_args_is_help=True)
 
 
-@doctor_app.command("proxmox")
+@doctor_app.command("proxmox", short_help="Check a Proxmox stand against a tenant spec.")
 @refusals_exit_2
 def proxmox(
     file: Annotated[Path, typer.Option("-f", "--filename", help="TenantCluster + NodePool YAML (- for stdin).")],
@@ -103,7 +103,7 @@ def _credentials(path: Path, problems: list[Problem]) -> tuple[str, dict[str, st
     return f"Secret {meta.get('namespace', '?')}/{meta.get('name', '?')}", secret_data(secrets[0])
 
 
-@doctor_app.command("management")
+@doctor_app.command("management", short_help="Check the management cluster's providers.")
 @refusals_exit_2
 def management(
     kubeconfig: Annotated[Path | None, typer.Option(help="Kubeconfig of the management cluster.")] = None,

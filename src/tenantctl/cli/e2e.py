@@ -20,10 +20,11 @@ class ReportFormat(StrEnum):
     JSON = "json"
 
 
-e2e_app = command_group(help="End-to-end harness for a live management cluster + Proxmox stand.", no_args_is_help=True)
+e2e_app = command_group(help="End-to-end harness for a live management cluster + Proxmox stand.",
+                        short_help="End-to-end runs on a live cluster and Proxmox.", no_args_is_help=True)
 
 
-@e2e_app.command("render-fixture")
+@e2e_app.command("render-fixture", short_help="Fill the stand variables from the environment.")
 @refusals_exit_2
 def render_fixture_command(
     template: Annotated[Path, typer.Option("-f", "--filename", help="Fixture with ${TENANTCTL_*} placeholders.")],
@@ -44,7 +45,7 @@ def render_fixture_command(
         out.write_text(rendered, encoding="utf-8")
 
 
-@e2e_app.command("run")
+@e2e_app.command("run", short_help="Create a tenant on a live stand and prove it.")
 @refusals_exit_2
 def run_command(
     file: Annotated[Path, typer.Option("-f", "--filename", help="The rendered fixture.")],

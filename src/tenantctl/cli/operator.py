@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tenantctl.cli.support import refusals_exit_2
+from tenantctl.operator.install.image import DEFAULT_IMAGE
 
 __all__ = ["register"]
 
@@ -150,7 +151,7 @@ def operator(
 def install(
     namespace: Annotated[str, typer.Option(help="Namespace the operator runs in.")] = "tenantctl-system",
     image: Annotated[
-        str | None, typer.Option(help="Operator image (default: the one of this version, see --help).")
+        str | None, typer.Option(metavar="IMAGE", help=f"Operator image.  [default: {DEFAULT_IMAGE}]")
     ] = None,
     file: Annotated[
         list[Path] | None,
@@ -282,6 +283,6 @@ def kubeconfig(
 
 def register(app: typer.Typer) -> None:
     """Attach `operator`, `install` and `kubeconfig` to the root app."""
-    app.command()(operator)
-    app.command()(install)
-    app.command()(kubeconfig)
+    app.command(short_help="Run the operator against the management cluster.")(operator)
+    app.command(short_help="Print or apply the operator's install.")(install)
+    app.command(short_help="Print a tenant's admin kubeconfig.")(kubeconfig)

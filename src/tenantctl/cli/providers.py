@@ -37,7 +37,7 @@ def _show_warnings(problems: Problems) -> None:
         print_problems(problems.warnings)
 
 
-@providers_app.command("render")
+@providers_app.command("render", short_help="Print the capi-operator objects.")
 @refusals_exit_2
 def render_command(
     file: PlatformFile,
@@ -54,7 +54,7 @@ def render_command(
     _show_warnings(problems)
 
 
-@providers_app.command("plan")
+@providers_app.command("plan", short_help="What capi-operator will apply, per provider.")
 @refusals_exit_2
 def plan_command(
     file: PlatformFile,
@@ -80,7 +80,7 @@ def plan_command(
     _show_warnings(problems)
 
 
-@secret_app.command("proxmox")
+@secret_app.command("proxmox", short_help="Print capmox's Proxmox credentials Secret.")
 @refusals_exit_2
 def proxmox_secret_command(
     url: Annotated[str, typer.Option("--url", help="Proxmox VE base URL, e.g. https://pve.example:8006")],
@@ -126,7 +126,7 @@ def _secret_target(
     return secret.name, secret.namespace or package.namespace
 
 
-@vendor_app.command("lock")
+@vendor_app.command("lock", short_help="Pin each package: download once, record hashes.")
 @refusals_exit_2
 def lock_command(
     file: PlatformFile,
@@ -148,7 +148,7 @@ def lock_command(
     _show_warnings(problems)
 
 
-@vendor_app.command("fetch")
+@vendor_app.command("fetch", short_help="Download the pinned files and verify them.")
 @refusals_exit_2
 def fetch_command(
     file: PlatformFile,
@@ -170,7 +170,7 @@ def fetch_command(
     _show_warnings(problems)
 
 
-@vendor_app.command("check")
+@vendor_app.command("check", short_help="Offline drift check for CI.")
 @refusals_exit_2
 def check_command(
     file: PlatformFile,

@@ -16,7 +16,7 @@ __all__ = ["register"]
 secret_app = command_group(name="secret", help="Print a tenant's credentials Secret.", no_args_is_help=True)
 
 
-@secret_app.command("proxmox-cluster")
+@secret_app.command("proxmox-cluster", short_help="Print the Secret capmox reads for one tenant.")
 @refusals_exit_2
 def proxmox_cluster_command(
     name: Annotated[str, typer.Argument(help="Secret name: the TenantCluster's spec.proxmox.credentialsSecretName")],

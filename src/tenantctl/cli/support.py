@@ -8,6 +8,7 @@ from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 import typer
+from typer.core import TyperGroup
 
 from tenantctl.problems import InvalidInput, Problem, Severity
 
@@ -19,10 +20,26 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+_PYDANTIC_VALUE_ERROR = "Value error, "
+"""How pydantic words a ValueError, and so typer's choice check its refusal (`Value error, 'xml' is not
+one of 'yaml', 'json'.`): the words are the user's business, the prefix is not."""
+
+
+class _Group(TyperGroup):
+    """A command group whose usage errors are worded for the user, not by the library that found them."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.BadParameter as exc:
+            exc.message = exc.message.removeprefix(_PYDANTIC_VALUE_ERROR)
+            raise
+
+
 def command_group(**settings: Any) -> typer.Typer:
     """A typer app whose help and usage errors click formats plainly: typer's rich formatter imports
     rich's markdown, traceback and syntax modules, half of a cold `--help` (issue 22)."""
-    return typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, **settings)
+    return typer.Typer(cls=_Group, rich_markup_mode=None, pretty_exceptions_enable=False, **settings)
 
 
 SHOWN = 50

@@ -225,8 +225,8 @@ def crds(output: OutputOption = OutputFormat.yaml) -> None:
 
 def register(app: typer.Typer) -> None:
     """Attach the tenant commands to the root app."""
-    app.command()(render)
-    app.command()(validate)
-    app.command()(crds)
-    app.command()(audit)
-    app.command()(images)
+    app.command(short_help="Render a tenant's management-cluster objects.")(render)
+    app.command(short_help="Check, render and judge a tenant's objects.")(validate)
+    app.command(short_help="Print tenantctl's own CRDs.")(crds)
+    app.command(short_help="Prove no credential reaches a tenant.")(audit)
+    app.command(short_help="List every image and chart to mirror.")(images)

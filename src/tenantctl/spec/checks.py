@@ -298,16 +298,19 @@ def check_ip_capacity(tc: TenantCluster, pools: Sequence[NodePool], problems: Pr
         )
 
 
-def check_node_pool(pool: NodePool, cluster: TenantCluster | None, problems: Problems) -> None:
+def check_node_pool(
+    pool: NodePool, cluster: TenantCluster | None, problems: Problems, *, cluster_refused: bool = False
+) -> None:
+    """`cluster_refused`: the input holds the pool's cluster, refused already (said once, not per pool)."""
     at = ref("NodePool", pool.metadata.name)
     spec = pool.spec
     _check_meta_name(at, pool.metadata.name, pool.metadata.namespace, problems)
-    if cluster is None:
+    if cluster is None and not cluster_refused:
         problems.error(
             f"{at}.spec.cluster",
             f"no TenantCluster {spec.cluster!r} in namespace {pool.metadata.namespace!r} in the input",
         )
-    else:
+    elif cluster is not None:
         length = machine_name_length(cluster.metadata.name, pool.metadata.name)
         if length > LABEL_MAX:
             problems.error(

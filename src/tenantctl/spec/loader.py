@@ -77,7 +77,16 @@ def _doc_ref(doc: Mapping[str, Any], index: int) -> str:
     return ref(kind, name) if isinstance(name, str) and name else f"{kind}[document {index}]"
 
 
-def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list[BaseModel]:
+@dataclass
+class _Seen:
+    """What the input held besides valid models: kinds read elsewhere, and clusters already refused (their
+    pools are not told a second time that their cluster is missing)."""
+
+    foreign: set[str] = field(default_factory=set)
+    refused_clusters: set[tuple[str, str]] = field(default_factory=set)
+
+
+def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems, seen: _Seen) -> list[BaseModel]:
     models: list[BaseModel] = []
     for i, raw in enumerate(docs):
         doc = _strip_server_fields(raw)
@@ -91,6 +100,7 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list
             )
             continue
         if kind in _FOREIGN_KINDS:
+            seen.foreign.add(kind)
             continue
         model_cls = _KINDS.get(kind)
         if api_version != API_VERSION or model_cls is None:
@@ -107,6 +117,11 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems) -> list
             salvaged = _without_unknown_fields(model_cls, doc, exc)
             if salvaged is not None:
                 models.append(salvaged)
+            elif model_cls is TenantCluster:
+                meta = doc.get("metadata")
+                namespace, name = (meta.get("namespace"), meta.get("name")) if isinstance(meta, Mapping) else (0, 0)
+                if isinstance(namespace, str) and isinstance(name, str):
+                    seen.refused_clusters.add((namespace, name))
     return models
 
 
@@ -142,7 +157,8 @@ def _without_unknown_fields(
 def parse_tenant_documents(docs: Iterable[Mapping[str, Any]]) -> TenantInput:
     """Validate TenantCluster and NodePool documents; raise `InvalidInput` with every problem found."""
     problems = Problems()
-    models = _parse_models(docs, problems)
+    seen = _Seen()
+    models = _parse_models(docs, problems, seen)
     clusters = [m for m in models if isinstance(m, TenantCluster)]
     pools = [m for m in models if isinstance(m, NodePool)]
     _check_unique(clusters, pools, problems)
@@ -150,7 +166,8 @@ def parse_tenant_documents(docs: Iterable[Mapping[str, Any]]) -> TenantInput:
     for tc in clusters:
         check_tenant_cluster(tc, problems)
     for pool in pools:
-        check_node_pool(pool, by_key.get((pool.metadata.namespace, pool.spec.cluster)), problems)
+        key = (pool.metadata.namespace, pool.spec.cluster)
+        check_node_pool(pool, by_key.get(key), problems, cluster_refused=key in seen.refused_clusters)
     tenant = TenantInput(tuple(clusters), tuple(pools))
     check_vmid_overlaps(pools, problems)
     check_address_overlaps([w for tc in clusters for w in worker_pools(tc, tenant.pools_of(tc))], problems)
@@ -159,7 +176,8 @@ def parse_tenant_documents(docs: Iterable[Mapping[str, Any]]) -> TenantInput:
         check_gpu_operator(tc, tenant.pools_of(tc), problems)
         check_ingress_pools(tc, tenant.pools_of(tc), problems)
     if not clusters and not problems.errors:
-        problems.error("input", "no TenantCluster in the input")
+        hint = "; the Platform in it is read with --platform FILE" if "Platform" in seen.foreign else ""
+        problems.error("input", f"no TenantCluster in the input{hint}")
     problems.raise_if_errors()
     return TenantInput(tuple(clusters), tuple(pools), tuple(problems.warnings))
 
@@ -180,7 +198,8 @@ def _check_unique(clusters: list[TenantCluster], pools: list[NodePool], problems
 def parse_observed(docs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], ObservedState]:
     """ObservedState documents keyed by (namespace, cluster name)."""
     problems = Problems()
-    models = _parse_models(docs, problems)
+    seen = _Seen()
+    models = _parse_models(docs, problems, seen)
     out: dict[tuple[str, str], ObservedState] = {}
     for m in models:
         if not isinstance(m, ObservedState):

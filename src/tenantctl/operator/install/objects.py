@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tenantctl import __version__
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.config.sharding import Shard, peering_name
 from tenantctl.operator.config.tuning import PEERING_ENV, SHARD_ENV, TUNABLES
+from tenantctl.operator.install.image import DEFAULT_IMAGE, IMAGE_REPOSITORY
 from tenantctl.operator.install.webhook import CERT_DIR, PORT, TLS_VOLUME, tls_volume, webhook_args, webhook_objects
 from tenantctl.providers.platform import tenantctl_crds
 from tenantctl.render import Names, render_cluster
@@ -42,9 +42,6 @@ __all__ = [
     "tenant_rbac",
 ]
 
-IMAGE_REPOSITORY = "ghcr.io/tenantctl/tenantctl"
-# The one place the operator image is named: the tag is the package version (`make image` builds it).
-DEFAULT_IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
 NAME = "tenantctl-operator"
 METRICS_PORT = 9090
 SHARD_LABEL = "tenantctl.io/shard"

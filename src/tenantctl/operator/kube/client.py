@@ -99,6 +99,8 @@ class UnreachableError(TransientAPIError):
 
     def __init__(self, server: str, detail: str) -> None:
         super().__init__(0, "Unreachable", f"{server}: {detail}")
+        # No status came back, so none is shown: "0 Unreachable" read as an answer of the server.
+        self.args = (f"{server} did not answer: {detail}",)
 
 
 @dataclass(frozen=True)

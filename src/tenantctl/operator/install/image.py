@@ -1,0 +1,11 @@
+"""The one place the operator image is named: light enough for `--help` to show it without importing
+the install renderer. The tag is the package version (`make image` builds and tags it)."""
+
+from __future__ import annotations
+
+from tenantctl import __version__
+
+__all__ = ["DEFAULT_IMAGE", "IMAGE_REPOSITORY"]
+
+IMAGE_REPOSITORY = "ghcr.io/tenantctl/tenantctl"
+DEFAULT_IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"
