@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from pathlib import Path
 
 import pytest
+import typer
 import yaml
 from typer.testing import CliRunner
 
+from cli.test_cli_conventions import commands
 from tenantctl.cli import app
+from tenantctl.cli.root import build_app
 from tenantctl.operator.install.image import DEFAULT_IMAGE
 from tenantctl.problems import InvalidInput
 from tenantctl.spec import parse_tenant_documents
@@ -105,3 +109,19 @@ def test_a_platform_given_as_the_tenant_input_points_at_platform() -> None:
     code, out = _run(["render", "-f", str(EXAMPLES / "platform.yaml")])
     assert code == 2
     assert out.strip() == "input: no TenantCluster in the input; the Platform in it is read with --platform FILE"
+
+
+PLACEHOLDER = re.compile(r"[A-Z][A-Z_/]*|[a-z0-9.-]+(\|[a-z0-9.-]+)+")
+
+
+def test_every_value_takes_one_placeholder_style() -> None:
+    """An upper-case word for what the value is, or the choices as a|b; never typer's `<path>`, `<str>` or
+    `<list[Path]>`, which say only the Python type."""
+    unstyled = []
+    for name, command in commands(typer.main.get_command(build_app())):
+        for param in command.params:
+            if param.param_type_name != "option" or param.is_flag:
+                continue
+            if not (param.metavar and PLACEHOLDER.fullmatch(param.metavar)):
+                unstyled.append(f"{name} {'/'.join(param.opts)}: {param.metavar!r}")
+    assert unstyled == []

@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from tenantctl.cli.support import command_group
+from tenantctl.cli.support import command_group, placeholders
 from tenantctl.collector import tune_collector
 
 __all__ = ["COMMAND_MODULES", "MODULES", "build_app", "main"]
@@ -60,6 +60,7 @@ def build_app(modules: Sequence[str] = MODULES) -> typer.Typer:
     root.callback()(_root)
     for name in modules:
         importlib.import_module(f"tenantctl.cli.{name}").register(root)
+    placeholders(root)
     return root
 
 

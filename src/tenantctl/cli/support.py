@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from enum import Enum
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar
+from types import UnionType
+from typing import Annotated, Any, Literal, ParamSpec, TypeVar, Union, get_args, get_origin, get_type_hints
 
 import typer
 from typer.core import TyperGroup
+from typer.models import OptionInfo
 
 from tenantctl.problems import InvalidInput, Problem, Severity
 
-__all__ = ["EXIT_INVALID", "SHOWN", "command_group", "print_problems", "refusals_exit_2"]
+__all__ = [
+    "EXIT_INVALID", "PLACEHOLDERS", "SHOWN", "command_group", "placeholders", "print_problems", "refusals_exit_2",
+]
 
 EXIT_INVALID = 2
 
@@ -34,6 +40,55 @@ class _Group(TyperGroup):
         except typer.BadParameter as exc:
             exc.message = exc.message.removeprefix(_PYDANTIC_VALUE_ERROR)
             raise
+
+
+PLACEHOLDERS: Mapping[str, str] = {
+    **dict.fromkeys(("--filename", "--observed", "--platform", "--live", "--previous", "--rendered", "--credentials",
+                     "--credentials-secret", "--ca-file", "--root-ca", "--management", "--kubeconfig"), "FILE"),
+    **dict.fromkeys(("--crds", "--components"), "DIR"),
+    **dict.fromkeys(("--context", "--cluster", "--name"), "NAME"),
+    **dict.fromkeys(("--mirror", "--pve-url", "--url"), "URL"),
+    **dict.fromkeys(("--poll", "--tenant-timeout", "--timeout-nodes", "--timeout-teardown", "--timeout-volume"),
+                    "SECONDS"),
+    "--out": "PATH", "--namespace": "NAMESPACE", "--management-cluster-domain": "DOMAIN", "--token-id": "ID",
+    "--token-secret-env": "VARIABLE",
+}
+"""One placeholder style in every help: an upper-case word for what the value is (a list option repeats it),
+choices as `a|b`; typer's own (`<path>`, `<list[Path]>`, `<str>`) says only the Python type."""
+
+
+def _choices(annotation: Any) -> str | None:
+    while get_origin(annotation) in (list, Union, UnionType):
+        annotation = next(a for a in get_args(annotation) if a is not type(None))
+    if get_origin(annotation) is Literal:
+        return "|".join(map(str, get_args(annotation)))
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        return "|".join(str(m.value) for m in annotation)
+    return None
+
+
+def placeholders(app: typer.Typer) -> None:
+    """Give every value-taking option of `app` (and its groups) a placeholder in the one style, where its
+    declaration names none. The annotations are strings (`from __future__ import annotations`), each
+    evaluation a new `typer.Option`: the evaluated ones replace them, so typer reads the placeholders."""
+    for command in app.registered_commands:
+        if command.callback is None:
+            continue
+        hints = get_type_hints(command.callback, include_extras=True)
+        for name, hint in hints.items():
+            if get_origin(hint) is not Annotated:
+                continue
+            base, *meta = get_args(hint)
+            for info in meta:
+                if not isinstance(info, OptionInfo) or info.metavar is not None or base is bool:
+                    continue
+                long = next((d for d in info.param_decls or () if d.startswith("--")), f"--{name.replace('_', '-')}")
+                info.metavar = _choices(base) or PLACEHOLDERS.get(long) or long.removeprefix("--").upper()
+        for function in {command.callback, inspect.unwrap(command.callback)}:
+            function.__annotations__.update(hints)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            placeholders(group.typer_instance)
 
 
 def command_group(**settings: Any) -> typer.Typer:
