@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,29 @@ from tenant_support import REPO, load_example
 # suite run alone (the crash sweeps) has by then had kopf, kmock and aiohttp threads format tracebacks while
 # the main thread parsed, and CPython 3.11's shared AST recursion-depth state (gh-106905) fails that late
 # import with SystemError after every test passed. Imported here, before any thread, it parses in peace.
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_pulled_crds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Hermetic: what a user's `tenantctl crds pull` put in their cache never changes a test. A test that
+    wants pulled CRDs points TENANTCTL_CRDS_CACHE at a cache of its own (`pulled_crds`)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TENANTCTL_CRDS_CACHE", str(tmp_path_factory.mktemp("crds-cache-empty")))
+        yield
+
+
+@pytest.fixture(scope="session")
+def pulled_crds(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache as `tenantctl crds pull` leaves it, laid out from ../shared/crds (the same files at the same
+    tags, so the pins hold) without the network."""
+    from tenantctl.validate.upstream import sources
+
+    cache = tmp_path_factory.mktemp("crds-cache")
+    for source in sources():
+        (cache / source.folder).mkdir()
+        for name, _ in source.files:
+            (cache / source.folder / name).write_bytes((shared / "crds" / source.folder / name).read_bytes())
+    return cache
 
 
 def shared_dir() -> Path:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tenantctl.cli.support import print_problems, refusals_exit_2
+from tenantctl.cli.support import command_group, print_problems, refusals_exit_2
 
 if TYPE_CHECKING:
     from tenantctl.render.chart_sources import ChartSourcesSpec
@@ -114,34 +114,44 @@ def validate(
         typer.Option("--live", help="The TenantClusters as the management cluster holds them (kubectl get -o yaml): "
                      "refuse the version changes Kamaji refuses."),
     ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse (exit 2) when any rendered object could not be judged."),
+    ] = False,
 ) -> None:
     """Check the input, render it and judge every object against the CRDs (schema + CEL) and core schemas.
 
-    Exit 0 when every judged object passes, also when some could not be judged (no --crds): the
-    summary then names those kinds as a warning on stderr, beside the CRDs' own warnings (a
-    deprecated version). Exit 2 on a refusal, and when --crds lacks
-    the CRD of a rendered kind (asked for a full check, the gap is an error).
+    The CRDs are those `tenantctl crds pull` put in the cache, or the --crds directories. Exit 0 when
+    every judged object passes, also when some could not be judged (CRDs not pulled): the summary then
+    says how to get them, as a warning on stderr beside the CRDs' own (a deprecated version). Exit 2 on
+    a refusal, and when a CRD of a rendered kind is missing from --crds or, under --strict, from anywhere.
     """
     from tenantctl.problems import InvalidInput, Problem, Severity
     from tenantctl.render import render_tenant
     from tenantctl.validate import SchemaCatalog, schema_coverage, validate_objects
+    from tenantctl.validate.upstream import pulled_dirs
 
     tenant, observations = _load(filename, observed)
     charts, images, kamaji = platform_settings(platform)
     if live is not None:
         _refuse_changes_from(tenant, live)
     objects = render_tenant(tenant, observations, charts, images, kamaji)
-    catalog = SchemaCatalog.from_dirs(crds) if crds else None
+    dirs = list(crds) if crds else pulled_dirs()
+    catalog = SchemaCatalog.from_dirs(dirs) if dirs else None
     problems = validate_objects(objects, catalog)
     coverage = schema_coverage(objects, catalog)
     gap = coverage.gap(catalog)
-    if any(p.severity is Severity.ERROR for p in problems):
-        raise InvalidInput([*problems, *([Problem("--crds", gap)] if gap else [])])
+    if gap and catalog is None:
+        gap = _NOT_PULLED.format(n=sum(coverage.unchecked.values()))
+    if any(p.severity is Severity.ERROR for p in problems) or (gap and strict):
+        raise InvalidInput([*problems, *([Problem("--crds" if crds else "validate", gap)] if gap else [])])
     typer.echo(f"ok: {coverage.summary(catalog)}")
     warnings = [*problems, *([Problem("validate", gap, Severity.WARNING)] if gap else [])]
     if warnings:
         sys.stdout.flush()
         print_problems(warnings)
+
+
+_NOT_PULLED = "{n} objects not judged: the upstream CRDs are not pulled; run `tenantctl crds pull` (once)"
 
 
 def _refuse_changes_from(tenant: TenantInput, live: Path) -> None:
@@ -215,18 +225,54 @@ def images(
         typer.echo(f"{what.ljust(width)}  {source}")
 
 
-def crds(output: OutputOption = OutputFormat.yaml) -> None:
-    """Print the CustomResourceDefinitions of TenantCluster, NodePool and Platform, generated from the models."""
+crds_app = command_group(name="crds", short_help="Print tenantctl's CRDs; pull the upstream ones.")
+
+
+@crds_app.callback(invoke_without_command=True)
+def crds(ctx: typer.Context, output: OutputOption = OutputFormat.yaml) -> None:
+    """Print the CustomResourceDefinitions of TenantCluster, NodePool and Platform, generated from the models.
+
+    `tenantctl crds pull` downloads the upstream CRDs validate judges the rest of a render against.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
     from tenantctl.documents import dump_objects
     from tenantctl.providers.platform import tenantctl_crds
 
     typer.echo(dump_objects(tenantctl_crds(), output.value), nl=False)
 
 
+@crds_app.command("pull", short_help="Download the pinned upstream CRDs into the cache.")
+@refusals_exit_2
+def crds_pull(
+    mirror: Annotated[
+        str | None,
+        typer.Option("--mirror", help="Base URL of a mirror serving the upstream paths (the pins still apply)."),
+    ] = None,
+    into: Annotated[
+        Path | None,
+        typer.Option("--dir", metavar="DIR", help="Where to put them (default: $TENANTCTL_CRDS_CACHE, else "
+                     "~/.cache/tenantctl/crds)."),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Download again what the cache holds already.")] = False,
+) -> None:
+    """Download the CRDs of every provider version tenantctl pins, each file from its repository at the
+    pinned tag, verified against its pinned SHA-256; nothing is written unless every file verifies."""
+    from tenantctl.providers.download import Downloader
+    from tenantctl.validate.upstream import pull
+
+    downloader = Downloader(mirror)
+    try:
+        result = pull(downloader, into, force=force)
+    finally:
+        downloader.close()
+    typer.echo(result.summary())
+
+
 def register(app: typer.Typer) -> None:
     """Attach the tenant commands to the root app."""
     app.command(short_help="Render a tenant's management-cluster objects.")(render)
     app.command(short_help="Check, render and judge a tenant's objects.")(validate)
-    app.command(short_help="Print tenantctl's own CRDs.")(crds)
+    app.add_typer(crds_app)
     app.command(short_help="Prove no credential reaches a tenant.")(audit)
     app.command(short_help="List every image and chart to mirror.")(images)

@@ -32,7 +32,7 @@ class Coverage:
 
     def summary(self, catalog: SchemaCatalog | None) -> str:
         against = f"{self.core} against Kubernetes {self.kubernetes} core schemas"
-        crds = f"{self.crds} against the CRDs in {catalog.describe()}" if catalog else "no --crds given"
+        crds = f"{self.crds} against the CRDs in {catalog.describe()}" if catalog else "no upstream CRDs"
         return f"{self.checked} objects checked ({against}, {crds})"
 
     def gap(self, catalog: SchemaCatalog | None) -> str:
