@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tenantctl.cli.commands import summary
 from tenantctl.cli.support import refusals_exit_2
 
 __all__ = ["register"]
@@ -265,6 +266,6 @@ def describe(
 
 def register(app: typer.Typer) -> None:
     """Attach `get`, `plan` and `describe` to the root app."""
-    app.command(short_help="List TenantClusters or NodePools and their state.")(get)
-    app.command(short_help="What the operator would change, before it does.")(plan)
-    app.command(short_help="A tenant as a tree, down to its Nodes.")(describe)
+    app.command(short_help=summary("get"))(get)
+    app.command(short_help=summary("plan"))(plan)
+    app.command(short_help=summary("describe"))(describe)

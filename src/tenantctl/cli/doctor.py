@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tenantctl.cli.commands import summary
 from tenantctl.cli.support import command_group, refusals_exit_2
 from tenantctl.problems import Problem
 
@@ -28,7 +29,7 @@ class ControllerChoice(StrEnum):
     CCM = "ccm"
 
 
-doctor_app = command_group(help="Preflight checks of the infrastructure a tenant needs.", no_args_is_help=True)
+doctor_app = command_group(help=summary("doctor"), no_args_is_help=True)
 
 
 @doctor_app.command("proxmox", short_help="Check a Proxmox stand against a tenant spec.")

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from tenantctl.cli.commands import summary
 from tenantctl.cli.support import command_group, refusals_exit_2
 
 __all__ = ["register"]
@@ -21,7 +22,7 @@ class ReportFormat(StrEnum):
 
 
 e2e_app = command_group(help="End-to-end harness for a live management cluster + Proxmox stand.",
-                        short_help="End-to-end runs on a live cluster and Proxmox.", no_args_is_help=True)
+                        short_help=summary("e2e"), no_args_is_help=True)
 
 
 @e2e_app.command("render-fixture", short_help="Fill the stand variables from the environment.")

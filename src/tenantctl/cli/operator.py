@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from tenantctl.cli.commands import summary
 from tenantctl.cli.support import refusals_exit_2
 from tenantctl.operator.install.image import DEFAULT_IMAGE
 
@@ -283,6 +284,6 @@ def kubeconfig(
 
 def register(app: typer.Typer) -> None:
     """Attach `operator`, `install` and `kubeconfig` to the root app."""
-    app.command(short_help="Run the operator against the management cluster.")(operator)
-    app.command(short_help="Print or apply the operator's install.")(install)
-    app.command(short_help="Print a tenant's admin kubeconfig.")(kubeconfig)
+    app.command(short_help=summary("operator"))(operator)
+    app.command(short_help=summary("install"))(install)
+    app.command(short_help=summary("kubeconfig"))(kubeconfig)

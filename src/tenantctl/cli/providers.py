@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 
 import typer
 
+from tenantctl.cli.commands import summary
 from tenantctl.cli.support import command_group, refusals_exit_2
 from tenantctl.problems import Problems
 
@@ -21,10 +22,10 @@ Components = Annotated[Path | None, typer.Option("--components", help="Vendored 
 Mirror = Annotated[str | None, typer.Option("--mirror", help="Download through a mirror serving the upstream "
                                             "paths (e.g. http://mirror.internal/github); pins still apply.")]
 
-providers_app = command_group(name="providers", help="Cluster API providers through cluster-api-operator.",
+providers_app = command_group(name="providers", help=summary("providers"),
                             no_args_is_help=True)
 secret_app = command_group(name="secret", help="Print a provider's credentials Secret.", no_args_is_help=True)
-vendor_app = command_group(name="vendor", help="Pin, download and drift-check provider components.",
+vendor_app = command_group(name="vendor", help=summary("vendor"),
                          no_args_is_help=True)
 providers_app.add_typer(secret_app)
 

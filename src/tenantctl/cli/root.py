@@ -3,7 +3,7 @@
 Each module of this package declares one group of commands and imports the library rooms only
 inside them. typer inspects the signature of every command it is given (a fifth of a cold start with
 all of them), so `main` hands it only the module of the command being run; `--help`, no command or an
-unknown one get the whole app, so help and "no such command" list everything.
+unknown one get a root that lists the commands from `commands.COMMANDS` and imports none of them.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
-from tenantctl.cli.support import command_group, placeholders
+from tenantctl.cli.commands import COMMANDS
+from tenantctl.cli.support import Group, command_group, placeholders
 from tenantctl.collector import tune_collector
 
 __all__ = ["COMMAND_MODULES", "MODULES", "build_app", "main"]
@@ -23,15 +24,7 @@ __all__ = ["COMMAND_MODULES", "MODULES", "build_app", "main"]
 MODULES: tuple[str, ...] = ("tenant", "operator", "providers", "secret", "doctor", "e2e", "daytwo")
 
 # The top-level command (or group) names each module registers; a test holds this to what they register.
-COMMAND_MODULES: Mapping[str, str] = {
-    **dict.fromkeys(("render", "validate", "crds", "audit", "images"), "tenant"),
-    **dict.fromkeys(("operator", "install", "kubeconfig"), "operator"),
-    **dict.fromkeys(("providers", "vendor"), "providers"),
-    "secret": "secret",
-    "doctor": "doctor",
-    "e2e": "e2e",
-    **dict.fromkeys(("get", "plan", "describe"), "daytwo"),
-}
+COMMAND_MODULES: Mapping[str, str] = {name: module for name, (module, _) in COMMANDS.items()}
 
 HELP = "Managed Kubernetes tenant clusters on Proxmox VE or KubeVirt (Cluster API, Kamaji, Talos)."
 
@@ -54,9 +47,35 @@ def _root(
     """Managed Kubernetes tenant clusters on Proxmox VE or KubeVirt (Cluster API, Kamaji, Talos)."""
 
 
-def build_app(modules: Sequence[str] = MODULES) -> typer.Typer:
-    """The root app with the commands of `modules` attached."""
-    root = command_group(name="tenantctl", help=HELP, no_args_is_help=True, add_completion=False)
+class _Root(Group):
+    """The root group: its commands listed in the table's order, whichever module registered them first."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [name for name in COMMANDS if name in self.commands]
+
+
+class _LazyRoot(_Root):
+    """The root `main` runs: it lists the commands from the table and imports a command's module only
+    when that command runs, so `tenantctl --help` costs typer's import and little else."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name not in COMMANDS:
+            return None
+        group = typer.main.get_command(build_app((COMMANDS[cmd_name][0],)))
+        return group.get_command(ctx, cmd_name)  # type: ignore[attr-defined]
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, text) for name, (_, text) in COMMANDS.items()])
+
+
+def build_app(modules: Sequence[str] = MODULES, *, lazy: bool = False) -> typer.Typer:
+    """The root app with the commands of `modules` attached; `lazy`: with none, each found when run."""
+    root = command_group(name="tenantctl", help=HELP, no_args_is_help=True, add_completion=False,
+                         cls=_LazyRoot if lazy else _Root)
     root.callback()(_root)
     for name in modules:
         importlib.import_module(f"tenantctl.cli.{name}").register(root)
@@ -77,5 +96,6 @@ def _command_of(argv: Sequence[str]) -> str | None:
 def main() -> None:
     tune_collector()
     module = COMMAND_MODULES.get(_command_of(sys.argv[1:]) or "")
-    build_app((module,) if module else MODULES)()
+    app = build_app((module,)) if module else build_app((), lazy=True)
+    app()
 

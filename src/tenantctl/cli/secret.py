@@ -9,11 +9,12 @@ from typing import Annotated
 
 import typer
 
+from tenantctl.cli.commands import summary
 from tenantctl.cli.support import command_group, refusals_exit_2
 
 __all__ = ["register"]
 
-secret_app = command_group(name="secret", help="Print a tenant's credentials Secret.", no_args_is_help=True)
+secret_app = command_group(name="secret", help=summary("secret"), no_args_is_help=True)
 
 
 @secret_app.command("proxmox-cluster", short_help="Print the Secret capmox reads for one tenant.")

@@ -17,7 +17,8 @@ from typer.models import OptionInfo
 from tenantctl.problems import InvalidInput, Problem, Severity
 
 __all__ = [
-    "EXIT_INVALID", "PLACEHOLDERS", "SHOWN", "command_group", "placeholders", "print_problems", "refusals_exit_2",
+    "EXIT_INVALID", "PLACEHOLDERS", "SHOWN", "Group", "command_group", "placeholders", "print_problems",
+    "refusals_exit_2",
 ]
 
 EXIT_INVALID = 2
@@ -31,7 +32,7 @@ _PYDANTIC_VALUE_ERROR = "Value error, "
 one of 'yaml', 'json'.`): the words are the user's business, the prefix is not."""
 
 
-class _Group(TyperGroup):
+class Group(TyperGroup):
     """A command group whose usage errors are worded for the user, not by the library that found them."""
 
     def invoke(self, ctx: Any) -> Any:
@@ -94,7 +95,8 @@ def placeholders(app: typer.Typer) -> None:
 def command_group(**settings: Any) -> typer.Typer:
     """A typer app whose help and usage errors click formats plainly: typer's rich formatter imports
     rich's markdown, traceback and syntax modules, half of a cold `--help` (issue 22)."""
-    return typer.Typer(cls=_Group, rich_markup_mode=None, pretty_exceptions_enable=False, **settings)
+    settings.setdefault("cls", Group)
+    return typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, **settings)
 
 
 SHOWN = 50

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from tenantctl.cli.commands import summary
 from tenantctl.cli.support import command_group, print_problems, refusals_exit_2
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ def images(
         typer.echo(f"{what.ljust(width)}  {source}")
 
 
-crds_app = command_group(name="crds", short_help="Print tenantctl's CRDs; pull the upstream ones.")
+crds_app = command_group(name="crds", short_help=summary("crds"))
 
 
 @crds_app.callback(invoke_without_command=True)
@@ -271,8 +272,8 @@ def crds_pull(
 
 def register(app: typer.Typer) -> None:
     """Attach the tenant commands to the root app."""
-    app.command(short_help="Render a tenant's management-cluster objects.")(render)
-    app.command(short_help="Check, render and judge a tenant's objects.")(validate)
+    app.command(short_help=summary("render"))(render)
+    app.command(short_help=summary("validate"))(validate)
     app.add_typer(crds_app)
-    app.command(short_help="Prove no credential reaches a tenant.")(audit)
-    app.command(short_help="List every image and chart to mirror.")(images)
+    app.command(short_help=summary("audit"))(audit)
+    app.command(short_help=summary("images"))(images)
