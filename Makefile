@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint typecheck unit slow bench mutation clean image envtest upstream
+.PHONY: demo test lint typecheck unit slow bench mutation clean image envtest kubectl upstream
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,11 @@ unit: $(VENV)/.installed-dev
 envtest:
 	@bash hack/envtest/build.sh
 
+# kubectl of the same Kubernetes release (hack/kubectl, its own pins and cache), for the test that runs
+# docs/getting-started.md's commands. ~1 min the first time with envtest's Go cache warm; cached, instant.
+kubectl:
+	@bash hack/kubectl/build.sh
+
 # The upstream managers (hack/upstream: Cluster API core, the in-cluster IPAM provider, CABPT) built from their
 # Go modules into a cache keyed by their pins, as envtest; capmox and Kamaji are not served by the module proxy
 # (hack/upstream/build.sh says so). tests/real/test_upstream_*.py run them beside the
@@ -66,7 +71,7 @@ envtest:
 upstream:
 	@bash hack/upstream/build.sh
 
-test: lint typecheck envtest upstream $(VENV)/.installed-dev
+test: lint typecheck envtest kubectl upstream $(VENV)/.installed-dev
 	$(BIN)/pytest -q
 
 slow: $(VENV)/.installed-dev
