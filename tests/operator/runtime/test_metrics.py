@@ -6,6 +6,7 @@ import base64
 import dataclasses
 import json
 import logging
+import re
 
 import aiohttp
 import pytest
@@ -25,7 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tenant_support import load_example
 from tenantctl.operator.config.settings import MetricsSettings
-from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+from tenantctl.operator.kube.client import Connection, KubeClient, Resource, UnreachableError
 from tenantctl.operator.phases.events import object_logger
 from tenantctl.operator.runtime.logs import JsonFormatter
 
@@ -103,7 +104,7 @@ async def test_api_requests_count_every_attempt_and_unanswered_ones(mgmt: KubeEm
     async with silent_server() as silent:
         fast = dataclasses.replace(FAST.retry, timeout=0.2, backoffs=(0.01,))
         async with KubeClient(Connection.from_server(silent), retry=fast, observer=observe) as api:
-            with pytest.raises(Exception, match="Unreachable"):
+            with pytest.raises(UnreachableError, match=f"^{re.escape(silent)} did not answer: GET "):
                 await api.list(TENANT_CLUSTERS, "ns")
     assert seen[2:] == [("GET", None), ("GET", None)], "each retry attempt is one request"
 
