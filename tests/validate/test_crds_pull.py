@@ -94,6 +94,17 @@ def test_a_mirror_that_does_not_answer_is_named_without_a_hang(httpserver: HTTPS
            "cluster.x-k8s.io_clusters.yaml (via http://" in out and "HTTP 404" in out
 
 
+def test_a_mirror_named_by_the_environment_serves_a_pull_without_flags(
+    httpserver: HTTPServer, shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An air-gapped site sets TENANTCTL_CRDS_MIRROR once; `tenantctl crds pull` as written then works."""
+    monkeypatch.setenv("TENANTCTL_CRDS_MIRROR", _mirror(httpserver, shared))
+    monkeypatch.setenv("TENANTCTL_CRDS_CACHE", str(tmp_path / "cache"))
+    code, out = _pull()
+    assert code == 0, out
+    assert pulled_dirs() is not None and len(httpserver.log) == sum(len(s.files) for s in sources())
+
+
 def test_a_partial_cache_is_not_used(pulled_crds: Path, tmp_path: Path) -> None:
     """One file missing: validate would judge some kinds and skip others without saying; it is not used."""
     partial = tmp_path / "partial"

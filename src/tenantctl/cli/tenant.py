@@ -248,7 +248,8 @@ def crds(ctx: typer.Context, output: OutputOption = OutputFormat.yaml) -> None:
 def crds_pull(
     mirror: Annotated[
         str | None,
-        typer.Option("--mirror", help="Base URL of a mirror serving the upstream paths (the pins still apply)."),
+        typer.Option("--mirror", envvar="TENANTCTL_CRDS_MIRROR",
+                     help="Base URL of a mirror serving the upstream paths (the pins still apply)."),
     ] = None,
     into: Annotated[
         Path | None,
