@@ -1,0 +1,174 @@
+"""docs/getting-started.md, executed: every block marked `run`, in order, as a shell runs it (issue 38).
+
+On the real management API server, with the kubectl `make kubectl` built and the tenantctl of this
+checkout on PATH. The components that have no process here are played by writing what they write,
+between the steps, as the rest of the real-API tier does: the controllers' Deployments and Kamaji's
+DataStore before the doctor, Kamaji's Service and Secrets once the tenant is applied. The operator runs
+as its ServiceAccount. Blocks marked `not run` must say why; a block with no mark fails the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from operator_support import FAST
+from pytest_httpserver import HTTPServer
+
+from real_api import Api
+from real_control_plane import ControlPlane
+from real_seed import eventually, operator_connection, running_operator, seed_control_plane
+from tenant_support import load_example
+from tenantctl.validate.upstream import sources
+
+pytestmark = [pytest.mark.timeout(300)]
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = REPO / "docs" / "getting-started.md"
+MARK = re.compile(r"<!-- (run|not run): ([^>]*?) -->\n```sh\n(.*?)```", re.S)
+KAMAJI_IMAGE = "clastix/kamaji:26.3.6-edge"
+CONTROLLERS = (("flux-system", "helm-controller", "fluxcd/helm-controller:v1.6.3"),
+               ("flux-system", "source-controller", "fluxcd/source-controller:v1.9.1"),
+               ("cert-manager", "cert-manager", "jetstack/cert-manager-controller:v1.21.1"),
+               ("cert-manager", "cert-manager-webhook", "jetstack/cert-manager-webhook:v1.21.1"),
+               ("kamaji-system", "kamaji", KAMAJI_IMAGE))
+
+
+@dataclass(frozen=True)
+class Block:
+    run: bool
+    label: str
+    """The step's name when run, why not when not."""
+    script: str
+
+
+def blocks(text: str) -> list[Block]:
+    return [Block(mode == "run", label.strip(), script) for mode, label, script in MARK.findall(text)]
+
+
+def test_every_shell_block_of_the_page_says_whether_it_runs() -> None:
+    text = PAGE.read_text()
+    assert len(blocks(text)) == text.count("```sh"), "a ```sh block without a run / not run mark"
+    assert all(b.label for b in blocks(text) if not b.run), "a block not run must say why"
+
+
+def _kubectl() -> Path:
+    done = subprocess.run(["bash", str(REPO / "hack" / "kubectl" / "build.sh")], check=True, capture_output=True,
+                          text=True)
+    return Path(done.stdout.strip().splitlines()[-1])
+
+
+def _mirror(httpserver: HTTPServer, shared: Path) -> str:
+    for source in sources():
+        for name, _ in source.files:
+            path = source.url(name).removeprefix("https://raw.githubusercontent.com")
+            httpserver.expect_request(path).respond_with_data((shared / "crds" / source.folder / name).read_bytes())
+    return httpserver.url_for("/")
+
+
+def _play_controllers(admin: Api) -> None:
+    """What installing the prerequisites leaves: their controllers' Deployments, available, and Kamaji's
+    default DataStore (pointing at the test's etcd)."""
+    for namespace, name, image in CONTROLLERS:
+        admin.namespace(namespace)
+        labels = {"app.kubernetes.io/name": name}
+        admin.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": namespace},
+                     "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                              "template": {"metadata": {"labels": labels},
+                                           "spec": {"containers": [{"name": "manager", "image": image}]}}}},
+                    manager="helm")
+        admin.merge_status("apps/v1", "Deployment", namespace, name,
+                           {"replicas": 1, "readyReplicas": 1, "availableReplicas": 1, "updatedReplicas": 1})
+    admin.apply({"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "DataStore", "metadata": {"name": "default"},
+                 "spec": {"driver": "etcd", "endpoints": ["127.0.0.1:2379"], "tlsConfig": {
+                     "certificateAuthority": {"certificate": _secret_key("ca.crt"),
+                                              "privateKey": _secret_key("ca.key")},
+                     "clientCertificate": {"certificate": _secret_key("tls.crt"),
+                                           "privateKey": _secret_key("tls.key")}}}},
+                manager="helm")
+
+
+def _unplay_controllers(admin: Api) -> None:
+    for namespace, name, _ in CONTROLLERS:
+        admin.delete("apps/v1", "Deployment", namespace, name)
+    admin.delete("kamaji.clastix.io/v1alpha1", "DataStore", None, "default")
+
+
+async def _no_demo_tenant(admin: Api, management: ControlPlane) -> None:
+    """The page starts from a cluster with no tenant: one an earlier test left (its operator stopped) is
+    torn down first, by the operator, so none of its objects is there either."""
+    if not admin.list("tenantctl.io/v1alpha1", "TenantCluster", "tenant-demo"):
+        return
+    async with running_operator(operator_connection(management), FAST):
+        for kind in ("NodePool", "TenantCluster"):
+            for obj in admin.list("tenantctl.io/v1alpha1", kind, "tenant-demo"):
+                admin.delete("tenantctl.io/v1alpha1", kind, "tenant-demo", obj["metadata"]["name"])
+        await eventually(lambda: not admin.list("tenantctl.io/v1alpha1", "TenantCluster", "tenant-demo"), 120,
+                         what="the earlier test's tenant torn down")
+
+
+def _secret_key(key: str) -> dict[str, Any]:
+    return {"secretReference": {"name": "etcd-certs", "namespace": "kamaji-system", "keyPath": key}}
+
+
+def _run(script: str, env: dict[str, str], cwd: Path) -> str:
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, f"{script}\nexit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done.stdout
+
+
+async def test_the_getting_started_page_runs_as_written(
+    installed: Any, admin: Api, management: ControlPlane, tenant_plane: ControlPlane, shared: Path,
+    httpserver: HTTPServer, tmp_path: Path,
+) -> None:
+    work = tmp_path / "checkout"
+    shutil.copytree(REPO / "examples", work / "examples")
+    env = {**os.environ,
+           "PATH": f"{_kubectl()}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "KUBECONFIG": str(management.admin_kubeconfig_path), "HOME": str(tmp_path / "home"),
+           "TENANTCTL_CRDS_MIRROR": _mirror(httpserver, shared),
+           "TENANTCTL_CRDS_CACHE": str(tmp_path / "crds")}
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    said: dict[str, str] = {}
+
+    def after_install() -> None:
+        # The webhook configuration `install --apply` writes points at the operator's pod, which has no
+        # kubelet here: with failurePolicy Fail every tenant write would be refused (as in `installed`).
+        admin.delete("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None,
+                     "tenantctl-operator")
+
+    def after_apply_started() -> None:
+        seed_control_plane(admin, load_example("kubevirt.yaml"), tenant_plane)
+
+    before: dict[str, Callable[[], None]] = {"doctor": lambda: _play_controllers(admin),
+                                             "apply": after_apply_started}
+    after: dict[str, Callable[[], None]] = {"install": after_install}
+    page = [b for b in blocks(PAGE.read_text()) if b.run]
+    assert [b.label for b in page] == ["crds", "doctor", "install", "judge", "apply", "watch", "use", "delete"]
+    await _no_demo_tenant(admin, management)
+    try:
+        async with running_operator(operator_connection(management), FAST):
+            for block in page:
+                if block.label in before:
+                    before[block.label]()
+                said[block.label] = await asyncio.to_thread(_run, block.script, env, work)
+                if block.label in after:
+                    after[block.label]()
+    finally:
+        _unplay_controllers(admin)
+    assert "downloaded" in said["crds"]
+    assert re.search(r"PASS: \d+ WARN: \d+ FAIL: 0", said["doctor"]), said["doctor"]
+    assert said["judge"].startswith("ok: ") and "create" in said["judge"], said["judge"]
+    assert re.search(r"tenant-demo\s+demo\s+kubevirt\s+v1\.33\s+Ready", said["watch"]), said["watch"]
+    assert "kube-system" in said["use"]
+    assert admin.get("tenantctl.io/v1alpha1", "TenantCluster", "tenant-demo", "demo") is None
