@@ -33,7 +33,7 @@ def seed_tenant(api: Api, docs: list[dict[str, Any]]) -> None:
 
 
 def seed_control_plane(api: Api, docs: list[dict[str, Any]], tenant: ControlPlane | None,
-                       *, address: str = "192.0.2.10") -> None:
+                       *, address: str = "192.0.2.10", capmox_secret: bool = True) -> None:
     """What Kamaji, cert-manager and the cloud write for the tenant, and (proxmox) the capmox Secret the
     platform admin applies before it. `tenant`: the real API server standing for the tenant's."""
     cluster = parse_tenant_documents(docs).clusters[0]
@@ -54,7 +54,7 @@ def seed_control_plane(api: Api, docs: list[dict[str, Any]], tenant: ControlPlan
         api.apply(service, manager="kamaji")
         api.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "kube-dns", "namespace": "kube-system"},
                    "spec": {"ports": [{"name": "dns", "port": 53, "protocol": "UDP"}]}}, manager="kubeadm")
-    if cluster.spec.substrate == "proxmox":
+    if cluster.spec.substrate == "proxmox" and capmox_secret:
         api.apply({"apiVersion": "v1", "kind": "Secret", **capmox_credentials(docs)}, manager="admin")
     ca = tenant.ca.pem if tenant is not None else b"KUBE CA"
     api.apply({"apiVersion": "v1", "kind": "Secret",

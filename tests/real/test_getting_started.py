@@ -103,17 +103,30 @@ def _unplay_controllers(admin: Api) -> None:
     admin.delete("kamaji.clastix.io/v1alpha1", "DataStore", None, "default")
 
 
-async def _no_demo_tenant(admin: Api, management: ControlPlane) -> None:
+async def _no_example_tenants(admin: Api, management: ControlPlane) -> None:
     """The page starts from a cluster with no tenant: one an earlier test left (its operator stopped) is
     torn down first, by the operator, so none of its objects is there either."""
-    if not admin.list("tenantctl.io/v1alpha1", "TenantCluster", "tenant-demo"):
+    namespaces = ("tenant-demo", "tenant-acme")
+    if not any(admin.list("tenantctl.io/v1alpha1", "TenantCluster", ns) for ns in namespaces):
         return
     async with running_operator(operator_connection(management), FAST):
-        for kind in ("NodePool", "TenantCluster"):
-            for obj in admin.list("tenantctl.io/v1alpha1", kind, "tenant-demo"):
-                admin.delete("tenantctl.io/v1alpha1", kind, "tenant-demo", obj["metadata"]["name"])
-        await eventually(lambda: not admin.list("tenantctl.io/v1alpha1", "TenantCluster", "tenant-demo"), 120,
-                         what="the earlier test's tenant torn down")
+        for ns in namespaces:
+            for kind in ("NodePool", "TenantCluster"):
+                for obj in admin.list("tenantctl.io/v1alpha1", kind, ns):
+                    admin.delete("tenantctl.io/v1alpha1", kind, ns, obj["metadata"]["name"])
+        await eventually(lambda: not any(admin.list("tenantctl.io/v1alpha1", "TenantCluster", ns) for ns in namespaces),
+                         120, what="the earlier tests' tenants torn down")
+
+
+def _forget_the_page(admin: Api) -> None:
+    """The page's Secrets and the Events its tenants left go with it: later tests find tenant-acme and
+    tenant-demo as they expect them (a teardown test reads the first Teardown Event of its tenant)."""
+    for name in ("capmox-acme", "pve-ccm-acme", "pve-csi-acme"):
+        admin.delete("v1", "Secret", "tenant-acme", name)
+    for ns, name in (("tenant-acme", "acme"), ("tenant-demo", "demo")):
+        for event in admin.list("v1", "Event", ns):
+            if event["involvedObject"].get("name") == name:
+                admin.delete("v1", "Event", ns, event["metadata"]["name"])
 
 
 def _secret_key(key: str) -> dict[str, Any]:
@@ -128,8 +141,8 @@ def _run(script: str, env: dict[str, str], cwd: Path) -> str:
 
 
 async def test_the_getting_started_page_runs_as_written(
-    installed: Any, admin: Api, management: ControlPlane, tenant_plane: ControlPlane, shared: Path,
-    httpserver: HTTPServer, tmp_path: Path,
+    installed: Any, admin: Api, management: ControlPlane, tenant_plane: ControlPlane,
+    tenant_planes: Callable[[], ControlPlane], shared: Path, httpserver: HTTPServer, tmp_path: Path,
 ) -> None:
     work = tmp_path / "checkout"
     shutil.copytree(REPO / "examples", work / "examples")
@@ -137,7 +150,8 @@ async def test_the_getting_started_page_runs_as_written(
            "PATH": f"{_kubectl()}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "KUBECONFIG": str(management.admin_kubeconfig_path), "HOME": str(tmp_path / "home"),
            "TENANTCTL_CRDS_MIRROR": _mirror(httpserver, shared),
-           "TENANTCTL_CRDS_CACHE": str(tmp_path / "crds")}
+           "TENANTCTL_CRDS_CACHE": str(tmp_path / "crds"),
+           **{f"PVE_{c}_TOKEN": f"{c.lower()}-token-secret" for c in ("CAPMOX", "CCM", "CSI")}}
     env.pop("KUBERNETES_SERVICE_HOST", None)
     said: dict[str, str] = {}
 
@@ -150,12 +164,19 @@ async def test_the_getting_started_page_runs_as_written(
     def after_apply_started() -> None:
         seed_control_plane(admin, load_example("kubevirt.yaml"), tenant_plane)
 
+    acme_plane = tenant_planes()
+
+    def proxmox_kamaji() -> None:
+        # Kamaji's Service (with the address the cloud gives it) and Secrets; the capmox Secret is the page's.
+        seed_control_plane(admin, load_example("proxmox.yaml"), acme_plane, capmox_secret=False)
+
     before: dict[str, Callable[[], None]] = {"doctor": lambda: _play_controllers(admin),
-                                             "apply": after_apply_started}
-    after: dict[str, Callable[[], None]] = {"install": after_install}
+                                             "apply": after_apply_started, "proxmox-tenant": proxmox_kamaji}
+    after: dict[str, Callable[[], None]] = {"install": after_install, "proxmox-secrets": after_install}
     page = [b for b in blocks(PAGE.read_text()) if b.run]
-    assert [b.label for b in page] == ["crds", "doctor", "install", "judge", "apply", "watch", "use", "delete"]
-    await _no_demo_tenant(admin, management)
+    assert [b.label for b in page] == ["crds", "doctor", "install", "judge", "apply", "watch", "use", "delete",
+                                       "proxmox-secrets", "proxmox-tenant", "proxmox-delete"]
+    await _no_example_tenants(admin, management)
     try:
         async with running_operator(operator_connection(management), FAST):
             for block in page:
@@ -166,9 +187,14 @@ async def test_the_getting_started_page_runs_as_written(
                     after[block.label]()
     finally:
         _unplay_controllers(admin)
+        _forget_the_page(admin)
+        acme_plane.stop()
     assert "downloaded" in said["crds"]
     assert re.search(r"PASS: \d+ WARN: \d+ FAIL: 0", said["doctor"]), said["doctor"]
     assert said["judge"].startswith("ok: ") and "create" in said["judge"], said["judge"]
     assert re.search(r"tenant-demo\s+demo\s+kubevirt\s+v1\.33\s+Ready", said["watch"]), said["watch"]
     assert "kube-system" in said["use"]
     assert admin.get("tenantctl.io/v1alpha1", "TenantCluster", "tenant-demo", "demo") is None
+    assert "ok: no credential reaches a tenant" in said["proxmox-tenant"], said["proxmox-tenant"]
+    assert "TenantCluster tenant-acme/acme: phase Ready" in said["proxmox-tenant"], said["proxmox-tenant"]
+    assert admin.get("tenantctl.io/v1alpha1", "TenantCluster", "tenant-acme", "acme") is None
