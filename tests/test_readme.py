@@ -15,7 +15,7 @@ DOCS = README.parent / "docs"
 
 def _block(text: str, name: str) -> str:
     match = re.search(rf"<!-- {name}:start -->\n(.*?)<!-- {name}:end -->", text, re.S)
-    assert match, f"README.md has no {name} block"
+    assert match, f"no {name} block"
     return match.group(1)
 
 
@@ -76,9 +76,28 @@ def _packages() -> set[str]:
     return found - {"tenantctl/"}
 
 
+def test_every_relative_link_of_the_readme_and_docs_resolves() -> None:
+    """The reference moved from the README into docs/: no link may point where nothing is."""
+    broken = []
+    for page in [README, *sorted(DOCS.glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            path = target.split("#", 1)[0]
+            if path and not target.startswith(("http://", "https://")) and not (page.parent / path).exists():
+                broken.append(f"{page.name}: {target}")
+    assert broken == []
+
+
+def test_the_readme_is_short_and_links_getting_started_first() -> None:
+    text = README.read_text()
+    assert len(text.splitlines()) <= 120
+    first_screen = "\n".join(text.splitlines()[:25])
+    assert "](docs/getting-started.md)" in first_screen
+
+
 def test_layout_names_every_package_and_no_other() -> None:
-    named = set(re.findall(r"^\| `(tenantctl/[\w/]+/)` \|", _block(README.read_text(), "layout"), re.M))
-    assert named == _packages(), f"README layout: missing {_packages() - named}, stale {named - _packages()}"
+    layout = _block((DOCS / "architecture.md").read_text(), "layout")
+    named = set(re.findall(r"^\| `(tenantctl/[\w/]+/)` \|", layout, re.M))
+    assert named == _packages(), f"architecture.md layout: missing {_packages() - named}, stale {named - _packages()}"
 
 
 def test_every_package_says_what_lives_there() -> None:

@@ -34,7 +34,7 @@ from tenantctl.operator.kube.client import Connection, KubeClient
 
 pytestmark = [pytest.mark.timeout(20)]
 FIXED_NOW = datetime.datetime.fromisoformat(NOW.replace("Z", "+00:00"))
-README = Path(__file__).resolve().parents[3] / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs" / "day-two.md"
 
 
 async def tree_of(mgmt: KubeEmulator, timeout: float = 2.0, pinned: bool = True) -> TreeNode:
@@ -172,7 +172,7 @@ async def test_readme_shows_a_tree_from_this_fixture(mgmt: KubeEmulator, tenant:
     await seed_day_two(mgmt, tenant)
     text = render_tree(await tree_of(mgmt))
     block = f"```text\n$ tenantctl describe tenant {NAME} -n {NS}\n{text}```"
-    assert block in README.read_text(), f"README's describe example is stale; it now reads:\n{block}"
+    assert block in README.read_text(), f"docs/day-two.md's describe example is stale; it now reads:\n{block}"
 
 
 async def test_an_upgrade_shows_its_stage_what_it_waits_for_and_what_runs_where(

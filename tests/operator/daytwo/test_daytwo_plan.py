@@ -28,7 +28,7 @@ from tenantctl.render import render_cluster
 from tenantctl.spec import parse_tenant_documents
 
 pytestmark = [pytest.mark.timeout(20)]
-README = Path(__file__).resolve().parents[3] / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs" / "day-two.md"
 
 
 async def plan_of(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> TenantPlan:
@@ -233,7 +233,7 @@ async def test_readme_shows_a_plan_from_this_fixture(mgmt: KubeEmulator) -> None
     doc(docs, "NodePool")["spec"]["proxmox"]["diskSizeGB"] = 40
     text = render_text([await plan_of(mgmt, docs)])
     block = f"```text\n$ tenantctl plan -f tenant.yaml\n{text}```"
-    assert block in README.read_text(), f"README's plan example is stale; it now reads:\n{block}"
+    assert block in README.read_text(), f"docs/day-two.md's plan example is stale; it now reads:\n{block}"
 
 
 async def test_a_version_change_plans_the_upgrade_stages_in_the_operators_order(
