@@ -36,14 +36,15 @@ class Coverage:
         return f"{self.checked} objects checked ({against}, {crds})"
 
     def gap(self, catalog: SchemaCatalog | None) -> str:
-        """`17 objects not checked: no schema for …`; empty when everything was checked."""
+        """`17 objects not checked: no CRD in … for …`, or without a catalog how to get one; empty when
+        everything was checked."""
         if not self.unchecked:
             return ""
-        kinds = ", ".join(f"{kind} ({n})" if n > 1 else kind for kind, n in sorted(self.unchecked.items()))
         total = sum(self.unchecked.values())
-        if catalog is not None:
-            return f"{total} objects not checked: no CRD in {catalog.describe()} for {kinds}"
-        return f"{total} objects not checked: no schema for {kinds} (give --crds DIR with the upstream CRDs)"
+        if catalog is None:
+            return f"{total} objects not judged: the upstream CRDs are not pulled; run `tenantctl crds pull` (once)"
+        kinds = ", ".join(f"{kind} ({n})" if n > 1 else kind for kind, n in sorted(self.unchecked.items()))
+        return f"{total} objects not checked: no CRD in {catalog.describe()} for {kinds}"
 
 
 def schema_coverage(
