@@ -10,7 +10,8 @@ import typer
 from typer.testing import CliRunner
 
 from tenantctl.cli import app
-from tenantctl.cli.root import COMMAND_MODULES, MODULES, _command_of, build_app
+from tenantctl.cli.commands import COMMANDS
+from tenantctl.cli.root import MODULES, build_app
 
 
 def top_level(root: typer.Typer) -> set[str]:
@@ -20,26 +21,11 @@ def top_level(root: typer.Typer) -> set[str]:
 
 @pytest.mark.parametrize("module", MODULES)
 def test_each_module_registers_exactly_the_commands_the_table_gives_it(module: str) -> None:
-    assert top_level(build_app((module,))) == {c for c, m in COMMAND_MODULES.items() if m == module}
+    assert top_level(build_app((module,))) == {c for c, (m, _) in COMMANDS.items() if m == module}
 
 
 def test_the_table_covers_the_whole_app() -> None:
-    assert top_level(app) == set(COMMAND_MODULES)
-
-
-@pytest.mark.parametrize(
-    ("argv", "command"),
-    [
-        ([], None),
-        (["--help"], None),
-        (["--version", "render"], None),
-        (["render", "-f", "x"], "render"),
-        (["doctor", "proxmox", "--help"], "doctor"),
-        (["nosuch"], "nosuch"),
-    ],
-)
-def test_the_command_is_the_first_word(argv: list[str], command: str | None) -> None:
-    assert _command_of(argv) == command
+    assert top_level(app) == set(COMMANDS)
 
 
 def test_an_unknown_command_is_refused_by_the_whole_app() -> None:

@@ -2,15 +2,14 @@
 
 Each module of this package declares one group of commands and imports the library rooms only
 inside them. typer inspects the signature of every command it is given (a fifth of a cold start with
-all of them), so `main` hands it only the module of the command being run; `--help`, no command or an
-unknown one get a root that lists the commands from `commands.COMMANDS` and imports none of them.
+all of them), so `main`'s root lists the commands from `commands.COMMANDS` and builds only the module
+of the command being run; `--help`, no command or an unknown one import none of them.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -19,12 +18,9 @@ from tenantctl.cli.commands import COMMANDS
 from tenantctl.cli.support import Group, command_group, placeholders
 from tenantctl.collector import tune_collector
 
-__all__ = ["COMMAND_MODULES", "MODULES", "build_app", "main"]
+__all__ = ["MODULES", "build_app", "main"]
 
 MODULES: tuple[str, ...] = ("tenant", "operator", "providers", "secret", "doctor", "e2e", "daytwo")
-
-# The top-level command (or group) names each module registers; a test holds this to what they register.
-COMMAND_MODULES: Mapping[str, str] = {name: module for name, (module, _) in COMMANDS.items()}
 
 HELP = "Managed Kubernetes tenant clusters on Proxmox VE or KubeVirt (Cluster API, Kamaji, Talos)."
 
@@ -83,19 +79,7 @@ def build_app(modules: Sequence[str] = MODULES, *, lazy: bool = False) -> typer.
     return root
 
 
-def _command_of(argv: Sequence[str]) -> str | None:
-    """The command named before any option: root options take no value, so the first word is it."""
-    for arg in argv:
-        if not arg.startswith("-"):
-            return arg
-        if arg in ("--help", "--version"):
-            return None
-    return None
-
-
 def main() -> None:
     tune_collector()
-    module = COMMAND_MODULES.get(_command_of(sys.argv[1:]) or "")
-    app = build_app((module,)) if module else build_app((), lazy=True)
-    app()
+    build_app((), lazy=True)()
 
