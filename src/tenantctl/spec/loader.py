@@ -119,9 +119,10 @@ def _parse_models(docs: Iterable[Mapping[str, Any]], problems: Problems, seen: _
                 models.append(salvaged)
             elif model_cls is TenantCluster:
                 meta = doc.get("metadata")
-                namespace, name = (meta.get("namespace"), meta.get("name")) if isinstance(meta, Mapping) else (0, 0)
-                if isinstance(namespace, str) and isinstance(name, str):
-                    seen.refused_clusters.add((namespace, name))
+                if isinstance(meta, Mapping) and isinstance(meta.get("namespace"), str) and isinstance(
+                    meta.get("name"), str
+                ):
+                    seen.refused_clusters.add((meta["namespace"], meta["name"]))
     return models
 
 
@@ -198,8 +199,7 @@ def _check_unique(clusters: list[TenantCluster], pools: list[NodePool], problems
 def parse_observed(docs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], ObservedState]:
     """ObservedState documents keyed by (namespace, cluster name)."""
     problems = Problems()
-    seen = _Seen()
-    models = _parse_models(docs, problems, seen)
+    models = _parse_models(docs, problems, _Seen())
     out: dict[tuple[str, str], ObservedState] = {}
     for m in models:
         if not isinstance(m, ObservedState):
