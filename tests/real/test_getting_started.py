@@ -24,11 +24,11 @@ import pytest
 from operator_support import FAST
 from pytest_httpserver import HTTPServer
 
+from crd_support import serve_upstream_crds
 from real_api import Api
 from real_control_plane import ControlPlane
 from real_seed import eventually, operator_connection, running_operator, seed_control_plane
 from tenant_support import load_example
-from tenantctl.validate.upstream import sources
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -65,14 +65,6 @@ def _kubectl() -> Path:
     done = subprocess.run(["bash", str(REPO / "hack" / "kubectl" / "build.sh")], check=True, capture_output=True,
                           text=True)
     return Path(done.stdout.strip().splitlines()[-1])
-
-
-def _mirror(httpserver: HTTPServer, shared: Path) -> str:
-    for source in sources():
-        for name, _ in source.files:
-            path = source.url(name).removeprefix("https://raw.githubusercontent.com")
-            httpserver.expect_request(path).respond_with_data((shared / "crds" / source.folder / name).read_bytes())
-    return httpserver.url_for("/")
 
 
 def _play_controllers(admin: Api) -> None:
@@ -149,7 +141,7 @@ async def test_the_getting_started_page_runs_as_written(
     env = {**os.environ,
            "PATH": f"{_kubectl()}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
            "KUBECONFIG": str(management.admin_kubeconfig_path), "HOME": str(tmp_path / "home"),
-           "TENANTCTL_CRDS_MIRROR": _mirror(httpserver, shared),
+           "TENANTCTL_CRDS_MIRROR": serve_upstream_crds(httpserver, shared),
            "TENANTCTL_CRDS_CACHE": str(tmp_path / "crds"),
            **{f"PVE_{c}_TOKEN": f"{c.lower()}-token-secret" for c in ("CAPMOX", "CCM", "CSI")}}
     env.pop("KUBERNETES_SERVICE_HOST", None)

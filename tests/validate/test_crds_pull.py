@@ -13,24 +13,13 @@ from pytest_httpserver import HTTPServer
 from typer.testing import CliRunner
 from werkzeug import Response
 
+from crd_support import serve_upstream_crds
 from tenantctl.cli import app
 from tenantctl.validate.upstream import pulled_dirs, sources
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLE_PAIRS = [("proxmox.yaml", "observed-proxmox.yaml"), ("proxmox-spread.yaml", "observed-proxmox.yaml"),
                  ("kubevirt.yaml", "observed-kubevirt.yaml")]
-
-
-def _mirror(httpserver: HTTPServer, shared: Path, tampered: str | None = None) -> str:
-    """Serve each pinned file at its upstream path (`/<repository>/<ref>/<directory>/<name>`)."""
-    for source in sources():
-        for name, _ in source.files:
-            data = (shared / "crds" / source.folder / name).read_bytes()
-            if name == tampered:
-                data += b"# one more line\n"
-            path = source.url(name).removeprefix("https://raw.githubusercontent.com")
-            httpserver.expect_request(path).respond_with_data(data)
-    return httpserver.url_for("/")
 
 
 def _pull(*args: str) -> tuple[int, str]:
@@ -52,7 +41,7 @@ def test_pull_then_validate_judges_every_object_of_every_example(
     cache = tmp_path / "cache"
     monkeypatch.setenv("TENANTCTL_CRDS_CACHE", str(cache))
     files = sum(len(s.files) for s in sources())
-    code, out = _pull("--mirror", _mirror(httpserver, shared))
+    code, out = _pull("--mirror", serve_upstream_crds(httpserver, shared))
     assert code == 0, out
     providers = len(sources())
     said = f"{files} upstream CRD files of {providers} providers in {cache} ({files} downloaded, 0 already there)\n"
@@ -76,7 +65,7 @@ def test_pull_then_validate_judges_every_object_of_every_example(
 def test_a_file_that_differs_from_its_pin_is_never_written(
     httpserver: HTTPServer, shared: Path, tmp_path: Path,
 ) -> None:
-    code, out = _pull("--mirror", _mirror(httpserver, shared, tampered="cluster.x-k8s.io_machines.yaml"),
+    code, out = _pull("--mirror", serve_upstream_crds(httpserver, shared, tampered="cluster.x-k8s.io_machines.yaml"),
                       "--dir", str(tmp_path / "cache"))
     assert code == 2
     assert re.search(r"cluster-api-v1.10.1/cluster.x-k8s.io_machines.yaml: https://raw.githubusercontent.com/"
@@ -98,7 +87,7 @@ def test_a_mirror_named_by_the_environment_serves_a_pull_without_flags(
     httpserver: HTTPServer, shared: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """An air-gapped site sets TENANTCTL_CRDS_MIRROR once; `tenantctl crds pull` as written then works."""
-    monkeypatch.setenv("TENANTCTL_CRDS_MIRROR", _mirror(httpserver, shared))
+    monkeypatch.setenv("TENANTCTL_CRDS_MIRROR", serve_upstream_crds(httpserver, shared))
     monkeypatch.setenv("TENANTCTL_CRDS_CACHE", str(tmp_path / "cache"))
     code, out = _pull()
     assert code == 0, out
