@@ -109,3 +109,39 @@ def test_doctor_management_passes_the_crds_and_names_the_controllers_it_lacks(de
     failing = [r for r in report["rows"] if r["status"] == "FAIL"]
     assert failing and all(r["check"] != "crds" for r in failing)
     assert {r["subject"] for r in failing} >= {"Deployment kamaji", "Deployment helm-controller", "DataStores"}
+
+
+def test_plan_judges_the_render_against_the_pulled_crds(
+    demo: str, pulled_crds: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without pulled CRDs plan says how to get them (and --strict refuses); with them nothing is left
+    unjudged, so no such line."""
+    argv = ("plan", "-f", str(EXAMPLES / "kubevirt.yaml"), "-o", "json", "--kubeconfig", demo)
+    bare = run(*argv)
+    assert bare.exit_code == 0 and "tenantctl crds pull" in bare.stderr, bare.output
+    strict = run(*argv, "--strict")
+    assert strict.exit_code == 2 and "plan: " in strict.stderr and "crds pull" in strict.stderr, strict.output
+    monkeypatch.setenv("TENANTCTL_CRDS_CACHE", str(pulled_crds))
+    pulled = run(*argv, "--strict")
+    assert pulled.exit_code == 0, pulled.output
+    assert "crds pull" not in pulled.stderr
+
+
+def test_plan_refuses_a_render_the_crds_refuse(demo: str, pulled_crds: Path, tmp_path: Path) -> None:
+    """A CRD tightened by hand (a shorter clusterName than the render's) turns plan into a refusal that names
+    the object, before anything would be applied."""
+    import shutil
+
+    crds = tmp_path / "crds"
+    shutil.copytree(pulled_crds, crds)
+    (path,) = [p for p in crds.rglob("*.yaml") if "kind: MachineHealthCheck" in p.read_text()]
+    docs = list(yaml.safe_load_all(path.read_text()))
+    for doc in docs:
+        for version in doc["spec"]["versions"]:
+            spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+            spec["properties"]["clusterName"]["maxLength"] = 2
+    path.write_text(yaml.safe_dump_all(docs))
+    result = run("plan", "-f", str(EXAMPLES / "kubevirt.yaml"), "--kubeconfig", demo,
+                 *[a for d in sorted(crds.iterdir()) for a in ("--crds", str(d))])
+    assert result.exit_code == 2, result.output
+    assert "MachineHealthCheck" in result.stderr and "clusterName" in result.stderr, result.stderr

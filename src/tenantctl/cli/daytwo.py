@@ -126,19 +126,29 @@ def plan(
         str | None,
         typer.Option(help="The management cluster's DNS domain (default: as the operator last applied it)."),
     ] = None,
+    crds: Annotated[
+        list[Path] | None,
+        typer.Option("--crds", help="Directory of upstream CRDs to judge the render against (repeatable; "
+                                    "default: the pulled ones)."),
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Refuse (exit 2) when any object to apply could not be judged."),
+    ] = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
     """Show what the operator would do with the input: create, no-op, update in place, replace, rotate, prune.
 
     Exit code 0 when nothing would change, 3 when something would, 2 for refused input. Read-only.
+    The objects the operator would apply are judged first, as `validate` judges them: a render the
+    upstream CRDs refuse is refused here (exit 2), before the API server refuses it to the operator.
     With --against-release: per live tenant, what this release's operator would do to it unchanged;
     exit 3 when a tenant would roll or be refused (a re-apply alone exits 0).
     """
     import asyncio
 
     from tenantctl.cli.support import print_problems
-    from tenantctl.cli.tenant import platform_settings
+    from tenantctl.cli.tenant import judge_render, platform_settings
     from tenantctl.documents import load_file
     from tenantctl.operator.daytwo.plan import TenantPlan, plan_cluster, render_text
     from tenantctl.operator.kube.client import APIError, KubeClient
@@ -152,9 +162,9 @@ def plan(
             [Problem("--management-cluster-domain", f"{management_cluster_domain!r} is not a DNS domain")]
         )
     if against_release:
-        if filename is not None or platform is not None:
+        if filename is not None or platform is not None or crds or strict:
             raise InvalidInput([Problem("--against-release", "plans the live tenants as the cluster holds them, "
-                                        "with the live Platform: give no -f or --platform")])
+                                        "with the live Platform: give no -f, --platform, --crds or --strict")])
         _plan_release(namespace, output, kubeconfig, context)
         return
     if filename is None:
@@ -183,6 +193,9 @@ def plan(
         plans = asyncio.run(compute())
     except APIError as exc:
         raise _api_failed(exc) from None
+    _, judged = judge_render([o for p in plans for o in p.desired], crds, strict, "plan")
+    if judged:
+        print_problems(judged)
     if output is TreeFormat.json:
         typer.echo(_dump([p.data() for p in plans], "json"), nl=False)
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,6 +14,7 @@ from tenantctl.cli.commands import summary
 from tenantctl.cli.support import command_group, print_problems, refusals_exit_2
 
 if TYPE_CHECKING:
+    from tenantctl.problems import Problem
     from tenantctl.render.chart_sources import ChartSourcesSpec
     from tenantctl.render.image_settings import ImagesSpec
     from tenantctl.spec import TenantInput
@@ -126,28 +128,41 @@ def validate(
     says how to get them, as a warning on stderr beside the CRDs' own (a deprecated version). Exit 2 on
     a refusal, and when a CRD of a rendered kind is missing from --crds or, under --strict, from anywhere.
     """
-    from tenantctl.problems import InvalidInput, Problem, Severity
     from tenantctl.render import render_tenant
-    from tenantctl.validate import SchemaCatalog, schema_coverage, validate_objects
-    from tenantctl.validate.upstream import pulled_dirs
 
     tenant, observations = _load(filename, observed)
     charts, images, kamaji = platform_settings(platform)
     if live is not None:
         _refuse_changes_from(tenant, live)
     objects = render_tenant(tenant, observations, charts, images, kamaji)
+    summary, warnings = judge_render(objects, crds, strict, "validate")
+    typer.echo(f"ok: {summary}")
+    if warnings:
+        sys.stdout.flush()
+        print_problems(warnings)
+
+
+def judge_render(
+    objects: Sequence[Mapping[str, Any]], crds: Sequence[Path] | None, strict: bool, command: str
+) -> tuple[str, list[Problem]]:
+    """Judge rendered objects against the --crds directories or the pulled CRDs; refuse what fails.
+
+    Returns the coverage summary and the warnings to print (a deprecated version, CRDs not pulled);
+    raises InvalidInput for a refusal, or for a kind nothing could judge when that is an error (a given
+    --crds directory lacks it, or `strict`).
+    """
+    from tenantctl.problems import InvalidInput, Problem, Severity
+    from tenantctl.validate import SchemaCatalog, schema_coverage, validate_objects
+    from tenantctl.validate.upstream import pulled_dirs
+
     dirs = list(crds) if crds else pulled_dirs()
     catalog = SchemaCatalog.from_dirs(dirs) if dirs else None
     problems = validate_objects(objects, catalog)
     coverage = schema_coverage(objects, catalog)
     gap = coverage.gap(catalog)
     if any(p.severity is Severity.ERROR for p in problems) or (gap and strict):
-        raise InvalidInput([*problems, *([Problem("--crds" if crds else "validate", gap)] if gap else [])])
-    typer.echo(f"ok: {coverage.summary(catalog)}")
-    warnings = [*problems, *([Problem("validate", gap, Severity.WARNING)] if gap else [])]
-    if warnings:
-        sys.stdout.flush()
-        print_problems(warnings)
+        raise InvalidInput([*problems, *([Problem("--crds" if crds else command, gap)] if gap else [])])
+    return coverage.summary(catalog), [*problems, *([Problem(command, gap, Severity.WARNING)] if gap else [])]
 
 
 def _refuse_changes_from(tenant: TenantInput, live: Path) -> None:

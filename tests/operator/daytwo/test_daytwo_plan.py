@@ -125,7 +125,7 @@ async def test_each_class_is_told_with_its_detail(mgmt: KubeEmulator, tmp_path: 
     assert not plan.rolls_without_spec_change, "the input did change"
     result = await asyncio.to_thread(invoke, mgmt, tmp_path, docs, "-o", "json")
     assert result.exit_code == 3, result.output
-    (data,) = json.loads(result.output)
+    (data,) = json.loads(result.stdout)
     assert data["summary"] == plan.counts()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import difflib
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -83,6 +83,8 @@ class TenantPlan:
     """Live address pools that cannot cover what the input can claim (`address_capacity`)."""
     pending: dict[str, Any] = field(default_factory=dict)
     """What the operator holds back: a newer patch (`kubernetes`, `reason`), render changes (`render`)."""
+    desired: list[Obj] = field(default_factory=list, repr=False)
+    """The objects the operator would apply: `plan` judges them against the upstream CRDs before showing the diff."""
 
     @property
     def changed(self) -> bool:
@@ -101,7 +103,8 @@ class TenantPlan:
         return {a.value: n for a in Action if (n := sum(c.action is a for c in self.changes))}
 
     def data(self) -> Obj:
-        out = asdict(self)
+        out = asdict(replace(self, desired=[]))
+        del out["desired"]
         out["changes"] = [{**asdict(c), "action": c.action.value, "diff": list(c.diff)} for c in self.changes]
         out["summary"] = self.counts()
         out["rollsWithoutSpecChange"] = self.rolls_without_spec_change
@@ -250,6 +253,7 @@ async def plan_cluster(
 
     held = keep_live_templates(pools, desired, live_mds, render_pool)
     desired = held.objects
+    plan.desired = list(desired)
     if held.waiting:
         plan.pending["render"] = list(held.waiting)
     replicas = _pool_replicas(desired, live)
