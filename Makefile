@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint typecheck unit slow bench mutation clean image envtest kubectl upstream
+.PHONY: demo test lint typecheck unit slow bench mutation clean image envtest kubectl etcdctl upstream
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,11 @@ envtest:
 kubectl:
 	@bash hack/kubectl/build.sh
 
+# etcdctl of the real control plane's etcd release (hack/etcdctl, its own pins and cache): `tenantctl backup`
+# exports and imports a tenant's keys with it, and the backup tests run it against the real etcd.
+etcdctl:
+	@bash hack/etcdctl/build.sh
+
 # The upstream managers (hack/upstream: Cluster API core, the in-cluster IPAM provider, CABPT) built from their
 # Go modules into a cache keyed by their pins, as envtest; capmox and Kamaji are not served by the module proxy
 # (hack/upstream/build.sh says so). tests/real/test_upstream_*.py run them beside the
@@ -72,7 +77,7 @@ upstream:
 	@bash hack/upstream/build.sh
 
 # `slow` tests are deselected, not skipped: a skip in this summary always means something is missing.
-test: lint typecheck envtest kubectl upstream $(VENV)/.installed-dev
+test: lint typecheck envtest kubectl etcdctl upstream $(VENV)/.installed-dev
 	$(BIN)/pytest -q -m "not slow"
 
 slow: $(VENV)/.installed-dev
