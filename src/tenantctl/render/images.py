@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["CATALOGUE", "SHARED_REGISTRY", "CatalogueImage", "derived", "pinned", "tagged"]
+from tenantctl import __version__
+
+__all__ = ["CATALOGUE", "SHARED_REGISTRY", "TENANTCTL_REPOSITORY", "CatalogueImage", "derived", "pinned", "tagged"]
+
+# tenantctl's own image: the operator, and the backup and restore Jobs it renders. Tagged with the
+# package version; `make image` builds it from the checkout (docs/getting-started.md: not published).
+TENANTCTL_REPOSITORY = "ghcr.io/tenantctl/tenantctl"
 
 # registry.k8s.io serves multi-arch indexes whose digests are published only in the promoter's manifest,
 # which is not part of this project's sources; the tag is the release and registry.k8s.io never re-tags.
@@ -59,6 +65,10 @@ def derived(repository: str, source: str, use: str, per_cluster: str = "") -> Ca
 
 
 CATALOGUE: Mapping[str, CatalogueImage] = {
+    "tenantctl": tagged(
+        f"{TENANTCTL_REPOSITORY}:{__version__}", "this package's version (make image)",
+        "backup CronJob and restore Job", "built from this checkout by make image; no published digest",
+    ),
     # clastix/talos-csr-signer publishes only a rolling :latest (no release tags); Cozystack builds it at
     # 3b434408954012ee5cc7fe3736166f9b02b58871 and pins this build by digest.
     "talos-csr-signer": pinned(

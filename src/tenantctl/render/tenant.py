@@ -8,6 +8,7 @@ from typing import Any
 from tenantctl.problems import Problems
 from tenantctl.render.addons import TenantAddon, charts_in_use, render_addons, tenant_addons
 from tenantctl.render.autoscaler import render_autoscaler
+from tenantctl.render.backup import render_backup
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
 from tenantctl.render.capi import render_capi_cluster, render_machine_deployment, render_machine_health_check
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
@@ -73,6 +74,7 @@ def _render_cluster_sourced(
         sourced += [(f"NodePool/{pool.metadata.namespace}/{pool.metadata.name}", o) for o in pool_objects]
     sourced += [(at, o) for o in substrate.render_controllers(cluster, images)]
     sourced += [(at, o) for o in render_autoscaler(cluster, pools, substrate.machine_templates, images)]
+    sourced += [(at, o) for o in render_backup(cluster, images)]
     if observed is not None:
         sourced += [(at, o) for o in render_addons(cluster, observed, charts, addons_of(cluster, images), images)]
     return sourced

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from tenantctl.spec import syntax
 from tenantctl.spec.addons import AddonsSpec
+from tenantctl.spec.backup import BackupSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.control_plane import ApiServerSpec, ControlPlaneResourcesSpec
 from tenantctl.spec.exposure import ExposeSpec
@@ -278,6 +279,9 @@ class TenantClusterSpec(SpecModel):
     patch_upgrades: PatchUpgrades | None = Field(
         default=None,
         description="When a live tenant takes a newer patch of its minor (default: the Platform's, else Manual).",
+    )
+    backup: BackupSpec | None = Field(
+        default=None, description="Scheduled, encrypted backups of the control plane's data to S3 (docs/backup.md)."
     )
 
 

@@ -4,8 +4,8 @@ the install renderer. The tag is the package version (`make image` builds and ta
 from __future__ import annotations
 
 from tenantctl import __version__
+from tenantctl.render.images import TENANTCTL_REPOSITORY as IMAGE_REPOSITORY
 
 __all__ = ["DEFAULT_IMAGE", "IMAGE_REPOSITORY"]
 
-IMAGE_REPOSITORY = "ghcr.io/tenantctl/tenantctl"
 DEFAULT_IMAGE = f"{IMAGE_REPOSITORY}:{__version__}"

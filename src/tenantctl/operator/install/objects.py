@@ -69,6 +69,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("", ("services",), _OWN),
     ("", ("configmaps", "serviceaccounts"), _OWN),
     ("apps", ("deployments",), _OWN),
+    # A tenant's backup CronJob (render/backup.py).
+    ("batch", ("cronjobs",), _OWN),
     ("rbac.authorization.k8s.io", ("roles", "rolebindings", "clusterroles", "clusterrolebindings"), _OWN),
     ("cert-manager.io", ("issuers", "certificates"), _OWN),
     ("cluster.x-k8s.io", ("clusters", "machinedeployments", "machinehealthchecks"), _OWN),
@@ -91,7 +93,11 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
 
 
 _SAMPLES: tuple[dict[str, Any], ...] = (
-    {"substrate": "kubevirt"},
+    {
+        "substrate": "kubevirt",
+        "backup": {"s3": {"endpoint": "https://s3.example.com", "bucket": "backups", "credentialsSecretName": "s3"},
+                   "encryption": {"keySecretName": "k"}},
+    },
     {
         "substrate": "proxmox",
         "proxmox": {
@@ -127,7 +133,9 @@ def _delegated_rules() -> list[Rule]:
         cluster = tenant.clusters[0]
         for obj in render_cluster(cluster, tenant.pools_of(cluster), None):
             if obj["kind"] in ("Role", "ClusterRole"):
-                rules += [{k: list(v) for k, v in rule.items()} for rule in obj.get("rules", [])]
+                # A rendered rule's resourceNames are the sample tenant's: the operator grants it for every
+                # tenant, so it must hold the verbs on every name (RBAC refuses to grant what one lacks).
+                rules += [{k: list(v) for k, v in r.items() if k != "resourceNames"} for r in obj.get("rules", [])]
     return rules
 
 
