@@ -22,6 +22,7 @@ COMMANDS: Mapping[str, tuple[str, str]] = {
     "get": ("daytwo", "List TenantClusters or NodePools and their state."),
     "plan": ("daytwo", "What the operator would change, before it does."),
     "describe": ("daytwo", "A tenant as a tree, down to its Nodes."),
+    "backup": ("backup", "Back a tenant's control plane up; list, verify, restore."),
     "providers": ("providers", "Cluster API providers through cluster-api-operator."),
     "vendor": ("providers", "Pin, download and drift-check provider components."),
     "secret": ("secret", "Print a tenant's credentials Secret."),

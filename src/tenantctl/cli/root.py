@@ -20,7 +20,7 @@ from tenantctl.collector import tune_collector
 
 __all__ = ["MODULES", "build_app", "main"]
 
-MODULES: tuple[str, ...] = ("tenant", "operator", "providers", "secret", "doctor", "e2e", "daytwo")
+MODULES: tuple[str, ...] = ("tenant", "operator", "providers", "secret", "doctor", "e2e", "daytwo", "backup")
 
 HELP = "Managed Kubernetes tenant clusters on Proxmox VE or KubeVirt (Cluster API, Kamaji, Talos)."
 

@@ -11,15 +11,17 @@ from __future__ import annotations
 import datetime
 import itertools
 import re
+from typing import Literal
 
 from pydantic import Field
 
 from tenantctl.problems import Problems
 from tenantctl.spec import syntax
 from tenantctl.spec.base import SpecModel
-from tenantctl.spec.names import is_dns_subdomain
+from tenantctl.spec.names import is_dns_label, is_dns_subdomain
 
-__all__ = ["BackupSpec", "EncryptionSpec", "S3Spec", "check_backup", "schedule_period"]
+__all__ = ["BackupSpec", "EncryptionSpec", "RestoreSource", "RestoreSpec", "S3Spec", "check_backup", "check_restore",
+           "schedule_period"]
 
 DEFAULT_SCHEDULE = "0 2 * * *"
 # robfig/cron v3 parser.go: the descriptors ParseStandard accepts, and what each stands for.
@@ -63,6 +65,22 @@ class BackupSpec(SpecModel):
     suspend: bool = Field(default=False, description="Stop scheduling backups (the kept ones stay).")
     s3: S3Spec
     encryption: EncryptionSpec
+
+
+class RestoreSource(SpecModel):
+    name: str = Field(max_length=63, description="The TenantCluster the backup was taken of.")
+    namespace: str | None = Field(default=None, max_length=63, description="Its namespace (default: this one).")
+
+
+class RestoreSpec(SpecModel):
+    """A new tenant that starts from a backup: the operator holds its control plane at zero replicas and
+    its controllers and add-ons back until the import and the scrub are done (docs/backup.md)."""
+
+    from_: RestoreSource = Field(alias="from", description="Whose backup, in this tenant's spec.backup bucket.")
+    backup: str = Field(default="latest", max_length=128,
+                        description="`latest`, or the object name `tenantctl backup list` shows.")
+    mode: Literal["replace", "clone"] = Field(
+        description="`replace`: the source's PKI comes back (refused while the source exists); `clone`: new PKI.")
 
 
 def _five_fields(schedule: str) -> str | None:
@@ -121,3 +139,26 @@ def check_backup(at: str, backup: BackupSpec | None, problems: Problems) -> None
     if s3.credentials_secret_name == backup.encryption.key_secret_name:
         problems.error(f"{at}.encryption.keySecretName", f"{backup.encryption.key_secret_name!r} is also the S3 "
                        "credentials Secret: the key that opens the backups must not travel with the bucket's keys")
+
+
+_BACKUP_OBJECT = re.compile(r"^[0-9]{8}T[0-9]{6}Z-r[0-9]+\.tctlbak$")
+
+
+def check_restore(at: str, name: str, namespace: str, restore: RestoreSpec | None, backup: BackupSpec | None,
+                  problems: Problems) -> None:
+    if restore is None:
+        return
+    if backup is None:
+        problems.error(at, "needs spec.backup: the bucket and key the backup is read with (the restored tenant "
+                       "keeps backing up there)")
+    source = restore.from_
+    if not is_dns_label(source.name):
+        problems.error(f"{at}.from.name", f"{source.name!r} is not a TenantCluster name (a DNS label)")
+    if source.namespace is not None and not is_dns_label(source.namespace):
+        problems.error(f"{at}.from.namespace", f"{source.namespace!r} is not a namespace (a DNS label)")
+    if restore.backup != "latest" and not _BACKUP_OBJECT.match(restore.backup):
+        problems.error(f"{at}.backup", f"{restore.backup!r} is neither `latest` nor a backup object name like "
+                       "20261203T020000Z-r1234.tctlbak")
+    if (source.name, source.namespace or namespace) == (name, namespace):
+        problems.error(f"{at}.from", "names this tenant itself: a restore goes into a new TenantCluster, whose "
+                       "datastore prefix is empty")

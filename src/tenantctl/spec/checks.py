@@ -17,7 +17,7 @@ from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.address_pools import check_address_pool, check_device_capacity, pool_usable
 from tenantctl.spec.addresses import is_literal_ip, literal_ipv4, network, parse_address_entry
 from tenantctl.spec.autoscaling import check_autoscaling
-from tenantctl.spec.backup import check_backup
+from tenantctl.spec.backup import check_backup, check_restore
 from tenantctl.spec.control_plane_checks import check_control_plane
 from tenantctl.spec.deprecations import TALOS_VERSION_TAG, deprecation_message, version_tag
 from tenantctl.spec.durations import DurationError, parse_go_duration
@@ -78,6 +78,7 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
     _check_versions(at, tc, problems)
     check_patch_upgrades(f"{at}.spec.patchUpgrades", spec.patch_upgrades, problems)
     check_backup(f"{at}.spec.backup", spec.backup, problems)
+    check_restore(f"{at}.spec.restore", tc.metadata.name, tc.metadata.namespace, spec.restore, spec.backup, problems)
     _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
     check_control_plane(at, spec.control_plane, problems)

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from tenantctl.spec import syntax
 from tenantctl.spec.addons import AddonsSpec
-from tenantctl.spec.backup import BackupSpec
+from tenantctl.spec.backup import BackupSpec, RestoreSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.control_plane import ApiServerSpec, ControlPlaneResourcesSpec
 from tenantctl.spec.exposure import ExposeSpec
@@ -282,6 +282,9 @@ class TenantClusterSpec(SpecModel):
     )
     backup: BackupSpec | None = Field(
         default=None, description="Scheduled, encrypted backups of the control plane's data to S3 (docs/backup.md)."
+    )
+    restore: RestoreSpec | None = Field(
+        default=None, description="Start this new tenant from a backup of another (docs/backup.md)."
     )
 
 

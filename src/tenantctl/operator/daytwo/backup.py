@@ -1,0 +1,300 @@
+"""`tenantctl backup run|list|verify|restore`: what each needs from the management cluster, gathered with
+exactly the reads the backup Role grants (render/backup.py), then handed to `tenantctl.backup`.
+
+Where the data is: the TenantControlPlane's status (Kamaji writes the driver and the schema there), the
+endpoints the tenant's own apiserver Deployment is started with (`--etcd-servers`), and the datastore
+certificate Kamaji issued the tenant (`<tcp>-datastore-certificate`: CommonName = its etcd user). The
+certificate files live in `workdir` only while a command runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import datetime
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tenantctl.backup.bundle import Bundle, keys_of, manifest_for, ndjson_of, pack, unpack
+from tenantctl.backup.etcd import EtcdAccess, export_prefix, import_prefix
+from tenantctl.backup.seal import seal, unseal
+from tenantctl.backup.store import BackupStore, S3Target, Stored
+from tenantctl.operator.kube.client import KubeClient
+from tenantctl.problems import InvalidInput, Problem
+from tenantctl.render.backup import BACKUP_PKI_SUFFIXES, datastore_certificate
+from tenantctl.render.meta import Names, kamaji_ca
+from tenantctl.spec import TenantCluster, parse_tenant_documents
+from tenantctl.spec.backup import BackupSpec
+
+__all__ = ["BackupPlan", "Restored", "backups_of", "fetch", "gather", "restore", "run_backup", "verify"]
+
+TC_API, TCP_API = "tenantctl.io/v1alpha1", "kamaji.clastix.io/v1alpha1"
+APISERVER = "kube-apiserver"
+
+
+@dataclass
+class BackupPlan:
+    """A tenant as a backup sees it: its spec, where its data is, and the keys to keep it."""
+
+    cluster: TenantCluster
+    document: dict[str, Any]
+    backup: BackupSpec
+    target: S3Target
+    key: bytes
+    driver: str = ""
+    schema: str = ""
+    endpoints: tuple[str, ...] = ()
+    pki: dict[str, dict[str, bytes]] = field(default_factory=dict)
+
+    @property
+    def prefix(self) -> bytes:
+        return f"/{self.schema}/".encode()
+
+
+def _refuse(path: str, message: str) -> InvalidInput:
+    return InvalidInput([Problem(path, message)])
+
+
+def _data(secret: Mapping[str, Any] | None) -> dict[str, bytes]:
+    return {k: base64.b64decode(v) for k, v in ((secret or {}).get("data") or {}).items()}
+
+
+async def _secret(api: KubeClient, namespace: str, name: str, keys: Sequence[str], why: str) -> dict[str, bytes]:
+    found = await api.get(await api.require("v1", "Secret"), name, namespace, cached=False)
+    if found is None:
+        raise _refuse(f"Secret/{namespace}/{name}", f"not found ({why})")
+    data = _data(found)
+    missing = [k for k in keys if not data.get(k)]
+    if missing:
+        raise _refuse(f"Secret/{namespace}/{name}", f"lacks {', '.join(missing)} ({why})")
+    return data
+
+
+async def _cluster(api: KubeClient, namespace: str, name: str) -> tuple[TenantCluster, dict[str, Any], BackupSpec]:
+    doc = await api.get(await api.require(TC_API, "TenantCluster"), name, namespace, cached=False)
+    if doc is None:
+        raise _refuse(f"TenantCluster/{namespace}/{name}", "not found")
+    document = {k: doc[k] for k in ("apiVersion", "kind", "spec")} | {
+        "metadata": {"name": name, "namespace": namespace}}
+    (cluster,) = parse_tenant_documents([document]).clusters
+    if cluster.spec.backup is None:
+        raise _refuse(f"TenantCluster/{namespace}/{name}.spec.backup", "not set: the tenant has no backup target")
+    return cluster, document, cluster.spec.backup
+
+
+async def _target(api: KubeClient, namespace: str, backup: BackupSpec) -> tuple[S3Target, bytes]:
+    s3 = backup.s3
+    creds = await _secret(api, namespace, s3.credentials_secret_name, ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"),
+                          "spec.backup.s3.credentialsSecretName")
+    key = (await _secret(api, namespace, backup.encryption.key_secret_name, ("key",),
+                         "spec.backup.encryption.keySecretName"))["key"]
+    if len(key) != 32:
+        raise _refuse(f"Secret/{namespace}/{backup.encryption.key_secret_name}",
+                      f"key is {len(key)} bytes; it must be 32 random bytes (AES-256)")
+    target = S3Target(s3.endpoint, s3.bucket, s3.prefix, creds["AWS_ACCESS_KEY_ID"].decode(),
+                      creds["AWS_SECRET_ACCESS_KEY"].decode(), s3.region)
+    return target, key
+
+
+def _etcd_servers(deployment: Mapping[str, Any]) -> tuple[str, ...]:
+    for container in ((deployment.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []:
+        if container.get("name") != APISERVER:
+            continue
+        for arg in [*(container.get("command") or []), *(container.get("args") or [])]:
+            if str(arg).startswith("--etcd-servers="):
+                return tuple(s for s in str(arg).split("=", 1)[1].split(",") if s)
+    return ()
+
+
+async def _storage(api: KubeClient, plan: BackupPlan) -> None:
+    names = Names(plan.cluster)
+    ns, tcp_name = names.namespace, names.control_plane
+    tcp = await api.get(await api.require(TCP_API, "TenantControlPlane"), tcp_name, ns, cached=False)
+    storage = ((tcp or {}).get("status") or {}).get("storage") or {}
+    plan.driver = str(storage.get("driver") or "")
+    plan.schema = str((storage.get("setup") or {}).get("schema") or "")
+    if tcp is None or not plan.driver or not plan.schema:
+        raise _refuse(f"TenantControlPlane/{ns}/{tcp_name}", "has no status.storage (driver, setup.schema) yet: "
+                      "Kamaji has not set up the tenant's datastore")
+    if plan.driver != "etcd":
+        raise _refuse(f"TenantControlPlane/{ns}/{tcp_name}.status.storage.driver",
+                      f"{plan.driver!r}: this release backs up etcd DataStores (docs/backup.md)")
+    deployment = await api.get(await api.require("apps/v1", "Deployment"), tcp_name, ns, cached=False)
+    plan.endpoints = _etcd_servers(deployment or {})
+    if not plan.endpoints:
+        raise _refuse(f"Deployment/{ns}/{tcp_name}", f"no {APISERVER} container with --etcd-servers")
+
+
+async def _pki(api: KubeClient, cluster: TenantCluster) -> dict[str, dict[str, bytes]]:
+    names = Names(cluster)
+    secrets = await api.require("v1", "Secret")
+    out = {}
+    for suffix in BACKUP_PKI_SUFFIXES:
+        name = kamaji_ca(names.control_plane) if suffix == "ca" else f"{names.control_plane}-{suffix}"
+        found = await api.get(secrets, name, names.namespace, cached=False)
+        if found is None:
+            raise _refuse(f"Secret/{names.namespace}/{name}", "not found: Kamaji has not issued the tenant's PKI yet")
+        out[suffix] = _data(found)
+    return out
+
+
+async def gather(api: KubeClient, namespace: str, name: str, *, with_storage: bool = True) -> BackupPlan:
+    cluster, document, backup = await _cluster(api, namespace, name)
+    target, key = await _target(api, namespace, backup)
+    plan = BackupPlan(cluster, document, backup, target, key)
+    if with_storage:
+        await _storage(api, plan)
+    return plan
+
+
+@contextlib.contextmanager
+def _certificate_files(data: Mapping[str, bytes], workdir: Path | None) -> Iterator[tuple[Path, Path, Path]]:
+    with tempfile.TemporaryDirectory(prefix="tenantctl-backup-", dir=workdir) as tmp:
+        paths = []
+        for key in ("ca.crt", "server.crt", "server.key"):
+            path = Path(tmp) / key
+            path.touch(0o600)
+            path.write_bytes(data[key])
+            paths.append(path)
+        yield paths[0], paths[1], paths[2]
+
+
+async def _access(api: KubeClient, cluster: TenantCluster) -> dict[str, bytes]:
+    names = Names(cluster)
+    return await _secret(api, names.namespace, datastore_certificate(names.control_plane),
+                         ("ca.crt", "server.crt", "server.key"), "Kamaji's datastore certificate of the tenant")
+
+
+async def run_backup(api: KubeClient, namespace: str, name: str, *, etcdctl: str = "etcdctl",
+                     workdir: Path | None = None, now: datetime.datetime | None = None) -> tuple[Stored, list[str]]:
+    """Export, seal, upload, prune: the stored backup and the pruned object names."""
+    import asyncio
+
+    plan = await gather(api, namespace, name)
+    plan.pki = await _pki(api, plan.cluster)
+    certificate = await _access(api, plan.cluster)
+    with _certificate_files(certificate, workdir) as (ca, cert, key):
+        access = EtcdAccess(plan.endpoints, ca, cert, key, etcdctl)
+        export = await asyncio.to_thread(export_prefix, access, plan.prefix)
+    data = ndjson_of(export.pairs)
+    manifest = manifest_for(namespace, name, plan.driver, plan.prefix.decode(), export.revision, len(export.pairs),
+                            data, leased=export.leased, pki=list(plan.pki), now=now)
+    sealed = seal(plan.key, pack(Bundle(manifest, data, plan.pki, [plan.document])))
+    store = BackupStore(plan.target)
+    stored = await asyncio.to_thread(store.put, manifest, sealed)
+    pruned = await asyncio.to_thread(store.prune, namespace, name, plan.backup.keep)
+    return stored, pruned
+
+
+async def backups_of(api: KubeClient, namespace: str, name: str, source: str | None = None) -> list[Stored]:
+    """The backups kept for `source` (`namespace/name`; default: the tenant itself), oldest first."""
+    import asyncio
+
+    plan = await gather(api, namespace, name, with_storage=False)
+    src_ns, _, src_name = (source or f"{namespace}/{name}").partition("/")
+    return await asyncio.to_thread(BackupStore(plan.target).backups, src_ns, src_name)
+
+
+def _pick(stored: Sequence[Stored], which: str, source: str) -> Stored:
+    if not stored:
+        raise _refuse("--from", f"no backup of {source} in the bucket")
+    if which == "latest":
+        return stored[-1]
+    found = [s for s in stored if s.key == which or s.key.rsplit("/", 1)[-1] == which]
+    if not found:
+        raise _refuse("--backup", f"{which!r} is not among the {len(stored)} backups of {source}")
+    return found[0]
+
+
+async def fetch(api: KubeClient, namespace: str, name: str, source: str | None, which: str) -> tuple[Stored, Bundle]:
+    import asyncio
+
+    plan = await gather(api, namespace, name, with_storage=False)
+    src = source or f"{namespace}/{name}"
+    src_ns, _, src_name = src.partition("/")
+    store = BackupStore(plan.target)
+    chosen = _pick(await asyncio.to_thread(store.backups, src_ns, src_name), which, src)
+    blob = await asyncio.to_thread(store.get, chosen.key)
+    return chosen, unpack(unseal(plan.key, blob))
+
+
+async def verify(api: KubeClient, namespace: str, name: str, source: str | None, which: str) -> tuple[Stored, Bundle]:
+    """Download, unseal and unpack: a bundle whose key, SHA-256 or key count is wrong is refused."""
+    return await fetch(api, namespace, name, source, which)
+
+
+@dataclass
+class Restored:
+    stored: Stored
+    keys: int
+    prefix: str
+    pki_written: list[str]
+
+
+async def _replace_pki(api: KubeClient, cluster: TenantCluster, pki: Mapping[str, Mapping[str, bytes]]) -> list[str]:
+    """`mode: replace`: the source's CA, service-account key and front-proxy CA over the ones Kamaji issued
+    the new tenant. Kamaji keeps a valid PKI Secret it finds and issues every leaf certificate and
+    kubeconfig again from the CA it holds (Kamaji 26.3.6-edge internal/resources, the certificates'
+    `mutate`), so tokens and kubeconfigs of the source stay valid."""
+    names = Names(cluster)
+    secrets = await api.require("v1", "Secret")
+    written = []
+    for suffix, data in sorted(pki.items()):
+        name = kamaji_ca(names.control_plane) if suffix == "ca" else f"{names.control_plane}-{suffix}"
+        if await api.get(secrets, name, names.namespace, cached=False) is None:
+            raise _refuse(f"Secret/{names.namespace}/{name}", "not found: Kamaji has not issued the tenant's PKI yet")
+        await api.merge_patch(secrets, name, names.namespace,
+                              {"data": {k: base64.b64encode(v).decode() for k, v in data.items()}})
+        written.append(name)
+    return written
+
+
+async def _wait_for_storage(api: KubeClient, plan: BackupPlan, timeout: float) -> None:
+    """Kamaji sets up the new tenant's datastore user and certificate once its control plane exists (held at
+    zero replicas): the restore Job may start before that."""
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            await _storage(api, plan)
+            await _access(api, plan.cluster)
+            return
+        except InvalidInput:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(2)
+
+
+async def restore(api: KubeClient, namespace: str, name: str, *, etcdctl: str = "etcdctl",
+                  workdir: Path | None = None, wait_seconds: float = 600) -> Restored:
+    """Restore as the tenant's spec.restore says (see the CLI's `backup restore`)."""
+    import asyncio
+
+    plan = await gather(api, namespace, name, with_storage=False)
+    spec = plan.cluster.spec.restore
+    if spec is None:
+        raise _refuse(f"TenantCluster/{namespace}/{name}.spec.restore", "not set: nothing to restore")
+    source = f"{spec.from_.namespace or namespace}/{spec.from_.name}"
+    if spec.mode == "replace":
+        src_ns, _, src_name = source.partition("/")
+        live = await api.get(await api.require(TC_API, "TenantCluster"), src_name, src_ns, cached=False)
+        if live is not None:
+            raise _refuse(f"TenantCluster/{namespace}/{name}.spec.restore.mode",
+                          f"replace is refused while TenantCluster {source} exists: two tenants with one identity "
+                          "would accept each other's tokens; delete it first, or restore with mode: clone")
+    stored, bundle = await fetch(api, namespace, name, source, spec.backup)
+    if bundle.manifest.driver != "etcd":
+        raise _refuse(f"TenantCluster/{namespace}/{name}.spec.restore",
+                      f"a {bundle.manifest.driver} backup: this release restores etcd backups")
+    await _wait_for_storage(api, plan, wait_seconds)
+    written_pki = await _replace_pki(api, plan.cluster, bundle.pki) if spec.mode == "replace" else []
+    certificate = await _access(api, plan.cluster)
+    with _certificate_files(certificate, workdir) as (ca, cert, key):
+        access = EtcdAccess(plan.endpoints, ca, cert, key, etcdctl)
+        written = await asyncio.to_thread(import_prefix, access, plan.prefix, keys_of(bundle.data))
+    return Restored(stored, written, plan.prefix.decode(), written_pki)
