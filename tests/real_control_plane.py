@@ -159,6 +159,8 @@ class ControlPlane:
     etcd_url: str | None = None
     """An etcd to share (under `etcd_prefix`); None: start one of its own."""
     etcd_prefix: str = "/registry"
+    etcd_tls: tuple[Path, Path, Path] | None = None
+    """(CA, client certificate, key) for an etcd that asks for client certificates, as Kamaji's DataStore."""
     ca: CertificateAuthority = field(default_factory=lambda: CertificateAuthority.new("tenantctl-test-ca"))
     server: str = ""
     processes: list[_Process] = field(default_factory=list)
@@ -248,6 +250,8 @@ class ControlPlane:
         apiserver = self._spawn("kube-apiserver", [
             str(self.bin_dir / "kube-apiserver"),
             f"--etcd-servers={self.etcd_url}", f"--etcd-prefix={self.etcd_prefix}",
+            *([f"--etcd-cafile={self.etcd_tls[0]}", f"--etcd-certfile={self.etcd_tls[1]}",
+               f"--etcd-keyfile={self.etcd_tls[2]}", "--etcd-compaction-interval=0"] if self.etcd_tls else []),
             "--bind-address=127.0.0.1", f"--secure-port={port}", "--advertise-address=127.0.0.1",
             f"--cert-dir={self.workdir / 'certs'}",
             f"--tls-cert-file={self.workdir / 'apiserver.crt'}",

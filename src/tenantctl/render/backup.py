@@ -19,7 +19,7 @@ from tenantctl.render.plain import plain_copy
 from tenantctl.spec import TenantCluster
 from tenantctl.spec.backup import BackupSpec
 
-__all__ = ["BACKUP_PKI_SUFFIXES", "backup_name", "datastore_certificate", "render_backup"]
+__all__ = ["BACKUP_PKI_SUFFIXES", "backup_name", "datastore_certificate", "job_pod", "pki_secret", "render_backup"]
 
 _RBAC_API = "rbac.authorization.k8s.io/v1"
 # Kamaji 26.3.6-edge internal/resources: the Secrets whose keys give a tenant its identity back (the CA its
@@ -46,9 +46,14 @@ def datastore_certificate(control_plane: str) -> str:
     return f"{control_plane}-datastore-certificate"
 
 
+def pki_secret(control_plane: str, suffix: str) -> str:
+    """The name Kamaji gives a PKI Secret of the tenant (`AddTenantPrefix`)."""
+    return kamaji_ca(control_plane) if suffix == "ca" else f"{control_plane}-{suffix}"
+
+
 def _secrets_read(names: Names, backup: BackupSpec) -> list[str]:
     tcp = names.control_plane
-    pki = [kamaji_ca(tcp) if s == "ca" else f"{tcp}-{s}" for s in BACKUP_PKI_SUFFIXES]
+    pki = [pki_secret(tcp, s) for s in BACKUP_PKI_SUFFIXES]
     return sorted({datastore_certificate(tcp), f"{tcp}-datastore-config", *pki,
                    backup.s3.credentials_secret_name, backup.encryption.key_secret_name})
 
@@ -80,28 +85,36 @@ def _rbac(cluster: TenantCluster, backup: BackupSpec) -> list[dict[str, Any]]:
     ]
 
 
-def _cron_job(cluster: TenantCluster, backup: BackupSpec, images: ImagesSpec) -> dict[str, Any]:
-    names = Names(cluster)
-    name = backup_name(names.cluster)
+def job_pod(name: str, args: list[str], images: ImagesSpec) -> dict[str, Any]:
+    """The Pod of a backup or restore Job: tenantctl's image as a non-root user with a read-only root,
+    its ServiceAccount's token (it talks to the management API), the certificate files in memory only."""
     container = {
-        "name": "backup",
+        "name": "tenantctl",
         "image": str(images.ref("tenantctl")),
         "imagePullPolicy": "IfNotPresent",
-        "args": ["backup", "run", "--namespace", names.namespace, names.cluster, "--workdir", _WORKDIR],
+        "args": [*args, "--workdir", _WORKDIR],
         "volumeMounts": [{"name": "work", "mountPath": _WORKDIR}],
         "resources": plain_copy(_RESOURCES),
         "securityContext": plain_copy(_CONTAINER_SECURITY),
     }
-    pod = {
-        "serviceAccountName": name,
-        "automountServiceAccountToken": True,
-        "enableServiceLinks": False,
-        "restartPolicy": "Never",
-        "securityContext": plain_copy(_POD_SECURITY),
-        "containers": [container],
-        # The certificate files etcdctl reads, in memory only and gone with the Pod.
-        "volumes": [{"name": "work", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}}],
+    return {
+        "metadata": {"labels": {"app.kubernetes.io/name": name}},
+        "spec": {
+            "serviceAccountName": name,
+            "automountServiceAccountToken": True,
+            "enableServiceLinks": False,
+            "restartPolicy": "Never",
+            "securityContext": plain_copy(_POD_SECURITY),
+            "containers": [container],
+            "volumes": [{"name": "work", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}}],
+        },
     }
+
+
+def _cron_job(cluster: TenantCluster, backup: BackupSpec, images: ImagesSpec) -> dict[str, Any]:
+    names = Names(cluster)
+    name = backup_name(names.cluster)
+    args = ["backup", "run", "--namespace", names.namespace, names.cluster]
     return {
         "apiVersion": "batch/v1",
         "kind": "CronJob",
@@ -116,11 +129,7 @@ def _cron_job(cluster: TenantCluster, backup: BackupSpec, images: ImagesSpec) ->
             "successfulJobsHistoryLimit": 3,
             "failedJobsHistoryLimit": 3,
             "jobTemplate": {
-                "spec": {
-                    "backoffLimit": 2,
-                    "activeDeadlineSeconds": 3600,
-                    "template": {"metadata": {"labels": {"app.kubernetes.io/name": name}}, "spec": pod},
-                },
+                "spec": {"backoffLimit": 2, "activeDeadlineSeconds": 3600, "template": job_pod(name, args, images)},
             },
         },
     }

@@ -69,8 +69,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("", ("services",), _OWN),
     ("", ("configmaps", "serviceaccounts"), _OWN),
     ("apps", ("deployments",), _OWN),
-    # A tenant's backup CronJob (render/backup.py).
-    ("batch", ("cronjobs",), _OWN),
+    # A tenant's backup CronJob (render/backup.py) and restore Job (render/restore.py).
+    ("batch", ("cronjobs", "jobs"), _OWN),
     ("rbac.authorization.k8s.io", ("roles", "rolebindings", "clusterroles", "clusterrolebindings"), _OWN),
     ("cert-manager.io", ("issuers", "certificates"), _OWN),
     ("cluster.x-k8s.io", ("clusters", "machinedeployments", "machinehealthchecks"), _OWN),

@@ -1,0 +1,215 @@
+"""Lose a tenant and bring it back, on real peers only: the management cluster's real API server, a real
+etcd set up as Kamaji sets up a shared DataStore (TLS, a user per tenant limited to its prefix), the
+tenant's own real kube-apiserver on that prefix, and a real S3 server (moto) on loopback.
+
+`tenantctl backup run` and `backup restore` run as the ServiceAccounts the render gives the backup
+CronJob and the restore Job, with their Roles: nothing else is granted. What Kamaji does (the
+TenantControlPlane's status, the datastore certificate, the PKI Secrets, deleting the prefix with the
+tenant) the test does, as Kamaji does it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from etcd_support import SecureEtcd, etcdctl_bin, secure_etcd
+from real_api import Api
+from real_control_plane import ControlPlane, binaries
+from s3_support import bucket, s3_server
+from tenant_support import clone, doc, load_example
+from tenantctl.cli import app
+from tenantctl.render import render_cluster
+from tenantctl.render.image_settings import ImagesSpec
+from tenantctl.render.restore import RestorePhase, hold_for_restore
+from tenantctl.spec import parse_tenant_documents
+
+pytestmark = [pytest.mark.timeout(300)]
+
+NS = "tenant-restore"
+KEY = os.urandom(32)
+SECRET_VALUE = "the-tenant-db-password-7f3a"
+
+
+def b64(data: bytes | str) -> str:
+    return base64.b64encode(data.encode() if isinstance(data, str) else data).decode()
+
+
+def schema(name: str) -> str:
+    """Kamaji's default datastore schema and etcd user: `<namespace>_<name>`, '-' as '_'."""
+    return f"{NS}_{name}".replace("-", "_")
+
+
+def tenant_docs(name: str, endpoint: str, restore: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    docs = [d for d in clone(load_example("kubevirt.yaml")) if d["kind"] == "TenantCluster"]
+    tc = doc(docs, "TenantCluster")
+    tc["metadata"] = {"name": name, "namespace": NS}
+    tc["spec"]["backup"] = {
+        "schedule": "0 * * * *", "keep": 2,
+        "s3": {"endpoint": endpoint, "bucket": "tenants", "credentialsSecretName": "backup-s3"},
+        "encryption": {"keySecretName": "backup-key"},
+    }
+    if restore is not None:
+        tc["spec"]["restore"] = restore
+    return docs
+
+
+def play_kamaji(admin: Api, name: str, etcd: SecureEtcd, plane_ca: Any) -> tuple[Path, Path, Path]:
+    """What Kamaji writes for a TenantControlPlane on an etcd DataStore: the etcd user and role of its
+    schema, the datastore certificate (CN = that user), the PKI Secrets, the TCP's status.storage and the
+    apiserver Deployment's --etcd-servers. Returns the apiserver's etcd (CA, certificate, key) files."""
+    access = etcd.add_tenant(schema(name))
+    admin.apply({"apiVersion": "v1", "kind": "Secret",
+                 "metadata": {"name": f"{name}-datastore-certificate", "namespace": NS},
+                 "data": {"ca.crt": b64(access.ca.read_bytes()), "server.crt": b64(access.cert.read_bytes()),
+                          "server.key": b64(access.key.read_bytes())}}, manager="kamaji")
+    pki = {"ca": {"ca.crt": plane_ca.pem, "ca.key": b"CA KEY " + name.encode()},
+           "sa-certificate": {"sa.pub": b"SA PUB " + name.encode(), "sa.key": b"SA KEY " + name.encode()},
+           "front-proxy-ca-certificate": {"front-proxy-ca.crt": b"FP " + name.encode(),
+                                          "front-proxy-ca.key": b"FP KEY " + name.encode()}}
+    for suffix, data in pki.items():
+        admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{name}-{suffix}", "namespace": NS},
+                     "data": {k: b64(v) for k, v in data.items()}}, manager="kamaji")
+    admin.apply({"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "TenantControlPlane",
+                 "metadata": {"name": name, "namespace": NS},
+                 "spec": {"controlPlane": {"deployment": {"replicas": 0}, "service": {"serviceType": "ClusterIP"}},
+                          "networkProfile": {"port": 6443},
+                          "kubernetes": {"version": "v1.34.4", "kubelet": {"cgroupfs": "systemd"}}}},
+                manager="capi-kamaji")
+    admin.merge_status("kamaji.clastix.io/v1alpha1", "TenantControlPlane", NS, name, {"storage": {
+        "driver": "etcd", "dataStoreName": "default", "setup": {"schema": schema(name), "user": schema(name)}}})
+    admin.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
+                 "spec": {"replicas": 0, "selector": {"matchLabels": {"kamaji.clastix.io/name": name}},
+                          "template": {"metadata": {"labels": {"kamaji.clastix.io/name": name}},
+                                       "spec": {"containers": [{"name": "kube-apiserver", "image": "kube-apiserver",
+                                                                "args": [f"--etcd-servers={etcd.url}",
+                                                                         f"--etcd-prefix=/{schema(name)}"]}]}}}},
+                manager="kamaji")
+    return access.ca, access.cert, access.key
+
+
+def grant(admin: Api, management: ControlPlane, objects: list[dict[str, Any]], account: str, tmp: Path) -> str:
+    """Apply the rendered ServiceAccount, Role and RoleBinding; a kubeconfig with that account's token."""
+    for obj in objects:
+        if obj["kind"] in ("ServiceAccount", "Role", "RoleBinding") and obj["metadata"]["name"] == account:
+            admin.apply(obj, manager="tenantctl")
+    path = tmp / f"{account}.kubeconfig"
+    path.write_text(yaml.safe_dump(management.kubeconfig_for(NS, account)))
+    return str(path)
+
+
+def cli(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args))
+
+
+def served(api: Api) -> dict[tuple[str, str, str], Any]:
+    """What a tenant's API serves of the workload objects: kind, namespace, name → uid and content."""
+    out: dict[tuple[str, str, str], Any] = {}
+    for kind in ("ConfigMap", "Secret"):
+        for obj in api.list("v1", kind, "app"):
+            out[kind, "app", obj["metadata"]["name"]] = (obj["metadata"]["uid"], obj.get("data"))
+    for obj in api.list("v1", "Namespace"):
+        out["Namespace", "", obj["metadata"]["name"]] = obj["metadata"]["uid"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def peers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SecureEtcd, str]]:
+    with secure_etcd(tmp_path_factory.mktemp("datastore")) as etcd, s3_server(tmp_path_factory.mktemp("s3")) as s3:
+        bucket(s3, "tenants", prefix="tenantctl/")
+        yield etcd, s3
+
+
+def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
+    installed: Any, admin: Api, management: ControlPlane, peers: tuple[SecureEtcd, str], tmp_path: Path,
+) -> None:
+    etcd, s3 = peers
+    etcdctl = str(etcdctl_bin())
+    admin.namespace(NS)
+    admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "backup-s3", "namespace": NS},
+                 "stringData": {"AWS_ACCESS_KEY_ID": "test-access", "AWS_SECRET_ACCESS_KEY": "test-secret"}})
+    admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "backup-key", "namespace": NS},
+                 "data": {"key": b64(KEY)}})
+
+    # The tenant: its TenantCluster, what Kamaji sets up, and its own apiserver on its etcd prefix.
+    docs = tenant_docs("alpha", s3)
+    for d in docs:
+        admin.apply(d, manager="kubectl")
+    original = ControlPlane(tmp_path / "alpha", binaries(), controller_manager=False, etcd_url=etcd.url,
+                            etcd_prefix=f"/{schema('alpha')}")
+    original.etcd_tls = play_kamaji(admin, "alpha", etcd, original.ca)
+    original.start()
+    try:
+        tenant = Api(original.server, original.admin)
+        tenant.namespace("app")
+        for i in range(30):
+            tenant.apply({"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": f"c{i:02d}", "namespace": "app"}, "data": {"n": str(i)}})
+        tenant.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db", "namespace": "app"},
+                      "stringData": {"password": SECRET_VALUE}})
+        before = served(tenant)
+    finally:
+        original.stop()
+
+    # Backup, as the CronJob's ServiceAccount with the Role the render gives it.
+    (cluster,) = parse_tenant_documents(docs).clusters
+    backup_kubeconfig = grant(admin, management, render_cluster(cluster, [], None), "alpha-backup", tmp_path)
+    ran = cli("backup", "run", "alpha", "-n", NS, "--kubeconfig", backup_kubeconfig, "--etcdctl", etcdctl, "--json")
+    assert ran.exit_code == 0, ran.output
+    stored = json.loads(ran.stdout)
+    assert stored["keys"] > 30 and stored["revision"] > 0
+    # What the bucket holds is sealed: no Secret value, no key name, no PKI.
+    s3_client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="test-access",
+                             aws_secret_access_key="test-secret")
+    raw = s3_client.get_object(Bucket="tenants", Key=stored["object"])["Body"].read()
+    for plain in (SECRET_VALUE.encode(), b"/secrets/app/db", b"CA KEY alpha", b"SA KEY alpha", KEY):
+        assert plain not in raw
+    verified = cli("backup", "verify", "alpha", "-n", NS, "--kubeconfig", str(management.admin_kubeconfig_path))
+    assert verified.exit_code == 0 and f"{stored['keys']} keys of {NS}/alpha" in verified.stdout, verified.output
+
+    # The loss: the TenantCluster is deleted, and with its TenantControlPlane Kamaji deletes its keys.
+    admin.delete("tenantctl.io/v1alpha1", "TenantCluster", NS, "alpha")
+    admin.delete("kamaji.clastix.io/v1alpha1", "TenantControlPlane", NS, "alpha")
+    etcd.root.run("del", "--prefix", f"/{schema('alpha')}/")
+    assert etcd.root.run("get", "--prefix", "--keys-only", f"/{schema('alpha')}/") == b""
+
+    # The restore: a new TenantCluster that starts from alpha's backup, keeping alpha's identity.
+    restored_docs = tenant_docs("beta", s3, {"from": {"name": "alpha"}, "mode": "replace"})
+    for d in restored_docs:
+        admin.apply(d, manager="kubectl")
+    (beta,) = parse_tenant_documents(restored_docs).clusters
+    held = hold_for_restore(beta, render_cluster(beta, [], None), RestorePhase.IMPORTING, ImagesSpec())
+    kcp = next(o for o in held if o["kind"] == "KamajiControlPlane")
+    assert kcp["spec"]["replicas"] == 0, "the control plane stays down until the import has finished"
+    assert not [o for o in held if o["kind"] in ("HelmRelease", "Deployment")]
+    fresh_ca = ControlPlane(tmp_path / "unused", binaries()).ca
+    beta_tls = play_kamaji(admin, "beta", etcd, fresh_ca)
+    restore_kubeconfig = grant(admin, management, held, "beta-restore", tmp_path)
+    done = cli("backup", "restore", "beta", "-n", NS, "--kubeconfig", restore_kubeconfig, "--etcdctl", etcdctl)
+    assert done.exit_code == 0, done.output
+    assert f"restored {stored['keys']} keys" in done.stdout
+    # replace: alpha's CA and service-account key are beta's now; Kamaji issues the leaves from them.
+    ca = admin.get("v1", "Secret", NS, "beta-ca")
+    assert ca is not None and base64.b64decode(ca["data"]["ca.key"]) == b"CA KEY alpha"
+
+    # The restored tenant's own apiserver, on beta's prefix with beta's etcd user, trusting alpha's CA.
+    restored = ControlPlane(tmp_path / "beta", binaries(), controller_manager=False, etcd_url=etcd.url,
+                            etcd_prefix=f"/{schema('beta')}", etcd_tls=beta_tls, ca=original.ca)
+    restored.start()
+    try:
+        assert served(Api(restored.server, restored.admin)) == before
+    finally:
+        restored.stop()
+
+    # A second restore into the same, no longer empty, prefix is refused; nothing is written.
+    again = cli("backup", "restore", "beta", "-n", NS, "--kubeconfig", restore_kubeconfig, "--etcdctl", etcdctl)
+    assert again.exit_code == 1 and "already holds" in again.stderr, again.output
