@@ -10,7 +10,9 @@ tenant) the test does, as Kamaji does it.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import datetime
 import json
 import os
 from collections.abc import Iterator
@@ -20,11 +22,13 @@ from typing import Any
 import boto3
 import pytest
 import yaml
+from operator_support import FAST, condition
 from typer.testing import CliRunner
 
 from etcd_support import SecureEtcd, etcdctl_bin, secure_etcd
 from real_api import Api
 from real_control_plane import ControlPlane, binaries
+from real_seed import eventually, operator_connection, running_operator, seed_control_plane
 from s3_support import bucket, s3_server
 from tenant_support import clone, doc, load_example
 from tenantctl.cli import app
@@ -213,3 +217,105 @@ def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
     # A second restore into the same, no longer empty, prefix is refused; nothing is written.
     again = cli("backup", "restore", "beta", "-n", NS, "--kubeconfig", restore_kubeconfig, "--etcdctl", etcdctl)
     assert again.exit_code == 1 and "already holds" in again.stderr, again.output
+
+
+def _job_complete(admin: Api, name: str) -> None:
+    """What the Job controller writes when the restore Pod succeeded (no kubelet runs it here)."""
+    now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    admin.merge_status("batch/v1", "Job", NS, name, {
+        "startTime": now, "completionTime": now, "succeeded": 1, "ready": 0, "terminating": 0,
+        "conditions": [
+            {"type": "SuccessCriteriaMet", "status": "True", "lastProbeTime": now, "lastTransitionTime": now},
+            {"type": "Complete", "status": "True", "lastProbeTime": now, "lastTransitionTime": now},
+        ],
+    })
+
+
+def test_the_operator_holds_a_restored_tenant_until_it_is_imported_and_scrubbed(
+    installed: Any, admin: Api, management: ControlPlane, peers: tuple[SecureEtcd, str], tmp_path: Path,
+) -> None:
+    """spec.restore through the operator (as its ServiceAccount): control plane at zero replicas and no
+    controllers or add-ons while the Job imports; then the control plane up, the restored Nodes, bootstrap
+    tokens and Delete volumes scrubbed through the tenant's API; then everything released, the Job gone."""
+    etcd, s3 = peers
+    etcdctl = str(etcdctl_bin())
+    admin.namespace(NS)
+    for secret in ({"name": "backup-s3", "stringData": {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}},
+                   {"name": "backup-key", "data": {"key": b64(KEY)}}):
+        admin.apply({"apiVersion": "v1", "kind": "Secret",
+                     "metadata": {"name": secret.pop("name"), "namespace": NS}, **secret})
+    # The source, with what a restore must not bring back alive: a Node, a bootstrap token, a Delete volume.
+    source_docs = tenant_docs("gamma", s3)
+    for d in source_docs:
+        admin.apply(d, manager="kubectl")
+    source = ControlPlane(tmp_path / "gamma", binaries(), controller_manager=False, etcd_url=etcd.url,
+                          etcd_prefix=f"/{schema('gamma')}")
+    source.etcd_tls = play_kamaji(admin, "gamma", etcd, source.ca)
+    source.start()
+    try:
+        tenant = Api(source.server, source.admin)
+        tenant.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gamma-md0-old"}})
+        tenant.apply({"apiVersion": "v1", "kind": "Secret", "type": "bootstrap.kubernetes.io/token",
+                      "metadata": {"name": "bootstrap-token-abcdef", "namespace": "kube-system"},
+                      "stringData": {"token-id": "abcdef", "token-secret": "0123456789abcdef",
+                                     "usage-bootstrap-authentication": "true"}})
+        tenant.apply({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "data"},
+                      "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                               "persistentVolumeReclaimPolicy": "Delete",
+                               "csi": {"driver": "csi.kubevirt.io", "volumeHandle": "pvc-123"}}})
+    finally:
+        source.stop()
+    ran = cli("backup", "run", "gamma", "-n", NS, "--kubeconfig", str(management.admin_kubeconfig_path),
+              "--etcdctl", etcdctl)
+    assert ran.exit_code == 0, ran.output
+
+    docs = tenant_docs("delta", s3, {"from": {"name": "gamma"}, "mode": "clone"})
+    for d in docs:
+        admin.apply(d, manager="kubectl")
+    kcp_api = ("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+
+    async def scenario() -> None:
+        async with running_operator(operator_connection(management), FAST):
+            await eventually(lambda: admin.get("batch/v1", "Job", NS, "delta-restore"), 60, what="the restore Job")
+            kcp = admin.get(*kcp_api, NS, "delta")
+            assert kcp is not None and kcp["spec"]["replicas"] == 0
+            deployments = admin.list("apps/v1", "Deployment", NS)
+            assert not [o for o in deployments if o["metadata"]["name"].startswith("delta-")]
+            tc = admin.get("tenantctl.io/v1alpha1", "TenantCluster", NS, "delta")
+            assert (tc or {}).get("status", {}).get("restore", {}).get("phase") == "Importing"
+            # Kamaji sets the datastore up at zero replicas; the Job (played by its own command) imports.
+            tls = play_kamaji(admin, "delta", etcd, ControlPlane(tmp_path / "unused", binaries()).ca)
+            kubeconfig = grant(admin, management, [], "delta-restore", tmp_path)
+            done = await asyncio.to_thread(cli, "backup", "restore", "delta", "-n", NS, "--kubeconfig", kubeconfig,
+                                           "--etcdctl", etcdctl)
+            assert done.exit_code == 0, done.output
+            _job_complete(admin, "delta-restore")
+            await eventually(lambda: (admin.get(*kcp_api, NS, "delta") or {}).get("spec", {}).get("replicas") == 2,
+                             60, what="the control plane released to its replicas")
+            # Kamaji brings the restored apiserver up on the imported prefix.
+            restored = ControlPlane(tmp_path / "delta", binaries(), controller_manager=False, etcd_url=etcd.url,
+                                    etcd_prefix=f"/{schema('delta')}", etcd_tls=tls)
+            restored.start()
+            try:
+                seed_control_plane(admin, docs, restored)
+                await eventually(lambda: condition(admin.get("tenantctl.io/v1alpha1", "TenantCluster", NS, "delta"),
+                                                   "Restored").get("status") == "True", 90, what="Restored")
+                inside = Api(restored.server, restored.admin)
+                assert inside.list("v1", "Node") == []
+                assert [s for s in inside.list("v1", "Secret", "kube-system")
+                        if s.get("type") == "bootstrap.kubernetes.io/token"] == []
+                pv = inside.get("v1", "PersistentVolume", None, "data")
+                assert pv is not None and pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+                await eventually(lambda: admin.get("batch/v1", "Job", NS, "delta-restore") is None, 60,
+                                 what="the restore Job pruned once Done")
+                await eventually(lambda: [o for o in admin.list("apps/v1", "Deployment", NS)
+                                          if o["metadata"]["name"].startswith("delta-")], 60,
+                                 what="the controllers released")
+                tc = admin.get("tenantctl.io/v1alpha1", "TenantCluster", NS, "delta")
+                assert tc is not None and tc["status"]["restore"]["phase"] == "Done"
+                assert "1 stale Nodes and 1 bootstrap tokens deleted, 1 PersistentVolumes set to Retain" in \
+                    tc["status"]["restore"]["message"]
+            finally:
+                restored.stop()
+
+    asyncio.run(scenario())

@@ -82,3 +82,42 @@ def test_suspend_reaches_the_cronjob() -> None:
 
 def test_the_objects_pass_the_core_schemas() -> None:
     assert [p for p in validate_objects(backup_objects(rendered(BACKUP)), None)] == []
+
+
+def restoring(mode: str = "replace") -> tuple[Any, list[dict[str, Any]]]:
+    docs = clone(load_example("kubevirt.yaml"))
+    tc = doc(docs, "TenantCluster")
+    tc["spec"]["backup"] = BACKUP
+    tc["spec"]["restore"] = {"from": {"name": "old"}, "mode": mode}
+    tenant = parse_tenant_documents(docs)
+    (cluster,) = tenant.clusters
+    return cluster, render_cluster(cluster, tenant.pools_of(cluster), None)
+
+
+def test_until_done_the_control_plane_is_held_and_nothing_acts_on_volumes() -> None:
+    from tenantctl.render.restore import RestorePhase, hold_for_restore
+
+    cluster, objects = restoring()
+    assert [o for o in objects if o["kind"] in ("Deployment",)], "the render has controllers to hold"
+    for phase, replicas in ((None, 0), (RestorePhase.IMPORTING, 0), (RestorePhase.FAILED, 0),
+                            (RestorePhase.SCRUBBING, 2)):
+        held = hold_for_restore(cluster, objects, phase, ImagesSpec())
+        (kcp,) = [o for o in held if o["kind"] == "KamajiControlPlane"]
+        assert kcp["spec"]["replicas"] == replicas, phase
+        assert not [o for o in held if o["kind"] in ("Deployment", "HelmRelease")], phase
+        assert [o["metadata"]["name"] for o in held if o["kind"] == "Job"] == ["demo-restore"]
+    assert hold_for_restore(cluster, objects, RestorePhase.DONE, ImagesSpec()) == objects
+
+
+def test_the_restore_job_may_patch_the_pki_only_in_replace_mode() -> None:
+    from tenantctl.render.restore import RestorePhase, hold_for_restore
+
+    for mode, patched in (("replace", ["demo-ca", "demo-sa-certificate", "demo-front-proxy-ca-certificate"]),
+                          ("clone", [])):
+        cluster, objects = restoring(mode)
+        held = hold_for_restore(cluster, objects, RestorePhase.IMPORTING, ImagesSpec())
+        (role,) = [o for o in held if o["kind"] == "Role" and o["metadata"]["name"] == "demo-restore"]
+        patch = [n for r in role["rules"] if "patch" in r["verbs"] for n in r["resourceNames"]]
+        assert patch == patched, mode
+        assert all(r["resourceNames"] for r in role["rules"])
+        assert validate_objects([o for o in held if o["metadata"]["name"] == "demo-restore"], None) == []

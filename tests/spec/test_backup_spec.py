@@ -94,3 +94,37 @@ def test_the_period_is_the_longest_gap() -> None:
     assert schedule_period("*/15 * * * *", start) == datetime.timedelta(minutes=15)
     assert schedule_period("@weekly", start) == datetime.timedelta(days=7)
     assert schedule_period("0 0 L * *", start) is None
+
+
+RESTORE_AT = "TenantCluster/demo.spec.restore"
+
+
+def with_restore(restore: dict[str, Any], backup: bool = True) -> list[dict[str, Any]]:
+    docs = with_backup() if backup else clone(load_example("kubevirt.yaml"))
+    doc(docs, "TenantCluster")["spec"]["restore"] = restore
+    return docs
+
+
+def test_a_restore_defaults_to_the_latest_backup() -> None:
+    (cluster,) = parse_tenant_documents(with_restore({"from": {"name": "old"}, "mode": "clone"})).clusters
+    assert cluster.spec.restore is not None and cluster.spec.restore.backup == "latest"
+
+
+def test_restore_refusals_are_all_named() -> None:
+    found = refused(with_restore({"from": {"name": "Not_A_Name", "namespace": "Bad NS"}, "backup": "yesterday",
+                                  "mode": "clone"}, backup=False))
+    assert set(found) == {RESTORE_AT, f"{RESTORE_AT}.from.name", f"{RESTORE_AT}.from.namespace",
+                          f"{RESTORE_AT}.backup"}
+    assert "needs spec.backup" in found[RESTORE_AT]
+
+
+def test_a_restore_into_itself_and_an_unknown_mode_are_refused() -> None:
+    assert "names this tenant itself" in refused(with_restore({"from": {"name": "demo"}, "mode": "clone"}))[
+        f"{RESTORE_AT}.from"]
+    assert any(p.startswith(f"{RESTORE_AT}.mode") for p in refused(with_restore({"from": {"name": "x"},
+                                                                                "mode": "merge"})))
+
+
+def test_a_named_backup_object_is_taken() -> None:
+    docs = with_restore({"from": {"name": "old"}, "backup": "20261203T020000Z-r1234.tctlbak", "mode": "replace"})
+    assert parse_tenant_documents(docs).clusters[0].spec.restore is not None

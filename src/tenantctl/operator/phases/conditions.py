@@ -43,6 +43,8 @@ class ConditionType(StrEnum):
     """True while a version change rolls through the control plane and the pools, one stage at a time."""
     DEPRECATED = "Deprecated"
     """True while the spec uses a spelling an earlier release accepted and a newer one replaced."""
+    RESTORED = "Restored"
+    """spec.restore only: the backup is imported and the tenant scrubbed; Ready waits for it."""
 
 
 class Reason(StrEnum):
@@ -97,6 +99,14 @@ class Reason(StrEnum):
     """The spec uses a deprecated spelling; the message names each field and its replacement."""
     CURRENT_SPELLING = "CurrentSpelling"
     """The spec uses no deprecated spelling."""
+    RESTORE_IMPORTING = "Importing"
+    """The control plane is held at zero replicas while the restore Job imports the backup."""
+    RESTORE_SCRUBBING = "Scrubbing"
+    """The restored tenant's Nodes and bootstrap tokens go, its PersistentVolumes turn Retain."""
+    RESTORE_DONE = "Restored"
+    """The backup is in and the tenant scrubbed: controllers and add-ons are released."""
+    RESTORE_FAILED = "RestoreFailed"
+    """The restore Job failed; its message says why. Delete the TenantCluster and create it again."""
 
 
 class TeardownStep(StrEnum):

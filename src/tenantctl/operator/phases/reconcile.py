@@ -39,6 +39,7 @@ from tenantctl.operator.phases.live_pins import (
 )
 from tenantctl.operator.phases.observe import Observation, ensure_talos_secrets, observe
 from tenantctl.operator.phases.platform import PlatformSettings
+from tenantctl.operator.phases.restore import RestoreState, advance, current_phase, refuse_live_source
 from tenantctl.operator.phases.talos_api import KamajiSchema, TalosAPIResult, publish_trustd
 from tenantctl.operator.phases.upgrade import Stage, UpgradeDecision, Versions, decide, live_state
 from tenantctl.problems import InvalidInput
@@ -47,6 +48,7 @@ from tenantctl.render.capi import CAPI_API
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KAMAJI_API
+from tenantctl.render.restore import RestorePhase, hold_for_restore
 from tenantctl.render.tenant import charts_used
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, parse_tenant_documents
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease
@@ -59,7 +61,7 @@ Obj = dict[str, Any]
 _TALOS_API_WARNINGS = frozenset({Reason.KAMAJI_TOO_OLD, Reason.KAMAJI_MISSING})
 # Keys of `.status` the operator owns; anything else there (kopf's progress) is left alone.
 STATUS_KEYS = ("phase", "observedGeneration", "endpoint", "inventory", "versions", "upgrade", "pending", "conditions",
-               "teardown")
+               "teardown", "restore")
 
 
 @dataclass
@@ -98,6 +100,10 @@ class Scope:
     """The spec's deprecated spellings, as `path: warning` (spec.deprecations)."""
     pending: PatchChoice | None = None
     """A newer patch of the tenant's minor that its patch policy holds back (None: none)."""
+    restore_phase: RestorePhase | None = None
+    """spec.restore only: the phase this pass renders for (render/restore.py)."""
+    restore: RestoreState | None = None
+    """spec.restore only: the phase after this pass."""
     live_deployments: Sequence[Mapping[str, Any]] = ()
     """The tenant's MachineDeployments as this pass read them (their machine templates are kept)."""
     waiting_for_roll: tuple[str, ...] = ()
@@ -136,12 +142,20 @@ async def reconcile(scope: Scope) -> PassResult:
         return _result(scope)
     assert scope.cluster is not None
     try:
+        scope.restore_phase = current_phase(scope.cluster, scope.current_status)
+        if scope.restore_phase is RestorePhase.IMPORTING:
+            await refuse_live_source(scope.api, scope.cluster)
         talos = await ensure_talos_secrets(scope.api, scope.cluster, scope.recorder)
         scope.observation = await observe(
             scope.api, scope.cluster, talos, scope.settings.management_cluster_domain
         )
         await _upgrade_stage(scope)
         scope.applied = await _apply(scope)
+        if scope.restore_phase is not None:
+            recorded = str((scope.current_status.get("restore") or {}).get("message") or "")
+            scope.restore = await advance(scope.api, scope.cluster, scope.restore_phase, scope.settings,
+                                          scope.tenant_clients, recorded)
+            _tell_restore(scope)
         if scope.observation.observed is not None:  # the add-ons, and so their sources, need the endpoint
             scope.applied.applied += await apply_shared(scope.api, _chart_sources(scope))
         scope.credentials = await check_credentials(scope.api, scope.cluster)
@@ -158,7 +172,7 @@ async def reconcile(scope: Scope) -> PassResult:
     scope.talos_api = await publish_trustd(scope.api, scope.cluster, scope.kamaji)
     _tell_talos_api(scope)
     observed = scope.observation.observed
-    if observed is not None:
+    if observed is not None and scope.restore_phase in (None, RestorePhase.DONE):
         scope.bootstrap = await bootstrap_tenant(
             scope.api, scope.cluster, observed, scope.settings, scope.tenant_clients, scope.platform.images
         )
@@ -270,7 +284,8 @@ def _render_inputs(scope: Scope, previous_kinds: Sequence[str], keep: set[tuple[
     # The upgrade's target is the cluster's spec (above); which pools it holds back is not.
     held = sorted(scope.upgrade.held.items()) if scope.upgrade is not None else []
     live = sorted(live_refs(scope.live_deployments).items())
-    digest.update(repr((scope.kamaji_release, held, live, sorted(previous_kinds), sorted(keep))).encode())
+    digest.update(repr((scope.kamaji_release, held, live, sorted(previous_kinds), sorted(keep),
+                        scope.restore_phase)).encode())
     return digest.digest()
 
 
@@ -297,7 +312,19 @@ def _render(scope: Scope, observed: ObservedState | None) -> list[Obj]:
         old = [o for o in render_cluster(at_running, scope.pools, observed, charts, images, kamaji=scope.kamaji_release)
                if pool_of(o) in pools]
         objects = swap_pools(objects, pools, old)
-    return _keep_live_templates(scope, objects, observed, rendered_at)
+    objects = _keep_live_templates(scope, objects, observed, rendered_at)
+    return hold_for_restore(cluster, objects, scope.restore_phase, images or ImagesSpec())
+
+
+def _tell_restore(scope: Scope) -> None:
+    """Each restore phase is announced once, a failure as a warning."""
+    state = scope.restore
+    if state is None or (scope.current_status.get("restore") or {}).get("phase") == state.phase:
+        return
+    if state.phase is RestorePhase.FAILED:
+        scope.recorder.warn(str(state.reason), state.message)
+    else:
+        scope.recorder.info(str(state.reason), state.message)
 
 
 def _keep_live_templates(scope: Scope, objects: list[Obj], observed: ObservedState | None,
@@ -391,7 +418,7 @@ def _result(scope: Scope) -> PassResult:
     gen = scope.generation
     status: Obj = {"observedGeneration": gen} if gen is not None else {}
     # A pass that stops early keeps what the last complete one learnt: the kinds to prune, the address.
-    for kept in ("inventory", "endpoint", "versions", "upgrade", "pending"):
+    for kept in ("inventory", "endpoint", "versions", "upgrade", "pending", "restore"):
         if kept in scope.current_status:
             status[kept] = scope.current_status[kept]
     conditions: list[Obj] = []
@@ -437,6 +464,12 @@ def _result(scope: Scope) -> PassResult:
             )
         )
         ready = endpoint_ok and boot_ok and (creds is None or creds.ok)
+        restoring = scope.restore
+        if restoring is not None:
+            restored = restoring.phase is RestorePhase.DONE
+            conditions.append(condition(ConditionType.RESTORED, restored, restoring.reason, restoring.message, gen))
+            status["restore"] = restoring.status(scope.cluster) if scope.cluster is not None else {}
+            ready = ready and restored
         upgrade = scope.upgrade
         stalled = upgrade.stalled if upgrade is not None else None
         if stalled:
@@ -463,6 +496,11 @@ def _result(scope: Scope) -> PassResult:
         status["phase"] = Phase.READY if ready else Phase.PROVISIONING
         requeue = not ready or (upgrade is not None and upgrade.upgrading)
         poll = upgrade is not None and upgrade.upgrading and not stalled
+        if restoring is not None and restoring.phase is not RestorePhase.FAILED and (
+                scope.restore_phase is not RestorePhase.DONE):
+            # The Job's and Kamaji's progress wake no pass; and the pass that reaches Done rendered with the
+            # controllers still held, so one more releases them.
+            requeue = poll = True
     status["conditions"] = merge_conditions(scope.current_status.get("conditions") or [], conditions)
     return PassResult(status=status, pool_status=_pool_status(scope, status), requeue=requeue, poll=poll)
 
