@@ -315,6 +315,9 @@ def test_the_operator_holds_a_restored_tenant_until_it_is_imported_and_scrubbed(
                 assert tc is not None and tc["status"]["restore"]["phase"] == "Done"
                 assert "1 stale Nodes and 1 bootstrap tokens deleted, 1 PersistentVolumes set to Retain" in \
                     tc["status"]["restore"]["message"]
+                # The backup CronJob is read as the operator's ServiceAccount: no backup yet, none overdue.
+                fresh = condition(tc, "BackupFresh")
+                assert (fresh.get("status"), fresh.get("reason")) == ("True", "BackupScheduled"), fresh
             finally:
                 restored.stop()
 

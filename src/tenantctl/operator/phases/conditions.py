@@ -45,6 +45,8 @@ class ConditionType(StrEnum):
     """True while the spec uses a spelling an earlier release accepted and a newer one replaced."""
     RESTORED = "Restored"
     """spec.restore only: the backup is imported and the tenant scrubbed; Ready waits for it."""
+    BACKUP_FRESH = "BackupFresh"
+    """spec.backup only: the last backup is at most twice the schedule old; Ready does not wait for it."""
 
 
 class Reason(StrEnum):
@@ -105,6 +107,14 @@ class Reason(StrEnum):
     """The restored tenant's Nodes and bootstrap tokens go, its PersistentVolumes turn Retain."""
     RESTORE_DONE = "Restored"
     """The backup is in and the tenant scrubbed: controllers and add-ons are released."""
+    BACKED_UP = "BackedUp"
+    """The last backup is recent enough for its schedule."""
+    BACKUP_STALE = "BackupStale"
+    """No backup succeeded in twice the schedule's longest gap."""
+    BACKUP_SCHEDULED = "BackupScheduled"
+    """No backup yet, and none is overdue."""
+    BACKUP_SUSPENDED = "BackupSuspended"
+    """spec.backup.suspend: nothing is scheduled."""
     RESTORE_FAILED = "RestoreFailed"
     """The restore Job failed; its message says why. Delete the TenantCluster and create it again."""
 

@@ -26,6 +26,7 @@ from tenantctl.operator.phases.apply import (
     apply_shared,
     still_verified,
 )
+from tenantctl.operator.phases.backup_freshness import BackupCheck, backup_freshness
 from tenantctl.operator.phases.bootstrap import BootstrapResult, bootstrap_tenant
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.credentials import CredentialsCheck, check_credentials
@@ -61,7 +62,7 @@ Obj = dict[str, Any]
 _TALOS_API_WARNINGS = frozenset({Reason.KAMAJI_TOO_OLD, Reason.KAMAJI_MISSING})
 # Keys of `.status` the operator owns; anything else there (kopf's progress) is left alone.
 STATUS_KEYS = ("phase", "observedGeneration", "endpoint", "inventory", "versions", "upgrade", "pending", "conditions",
-               "teardown", "restore")
+               "teardown", "restore", "backup")
 
 
 @dataclass
@@ -104,6 +105,8 @@ class Scope:
     """spec.restore only: the phase this pass renders for (render/restore.py)."""
     restore: RestoreState | None = None
     """spec.restore only: the phase after this pass."""
+    backup: BackupCheck | None = None
+    """spec.backup only: whether the backups keep up with their schedule."""
     live_deployments: Sequence[Mapping[str, Any]] = ()
     """The tenant's MachineDeployments as this pass read them (their machine templates are kept)."""
     waiting_for_roll: tuple[str, ...] = ()
@@ -159,6 +162,7 @@ async def reconcile(scope: Scope) -> PassResult:
         if scope.observation.observed is not None:  # the add-ons, and so their sources, need the endpoint
             scope.applied.applied += await apply_shared(scope.api, _chart_sources(scope))
         scope.credentials = await check_credentials(scope.api, scope.cluster)
+        scope.backup = await backup_freshness(scope.api, scope.cluster, datetime.datetime.now(tz=datetime.UTC))
     except InvalidInput as exc:
         _refuse(scope, exc)
         return _result(scope)
@@ -477,6 +481,10 @@ def _result(scope: Scope) -> PassResult:
         else:
             conditions.insert(0, _ready(conditions, ready, gen))
         conditions.append(_deprecated(scope.deprecated, gen))
+        if scope.backup is not None:
+            check = scope.backup
+            conditions.append(condition(ConditionType.BACKUP_FRESH, check.fresh, check.reason, check.message, gen))
+            status["backup"] = {"state": check.state}
         if scope.talos_api is not None:
             talos = scope.talos_api
             conditions.append(condition(ConditionType.TALOS_API, talos.ok, talos.reason, talos.message, gen))

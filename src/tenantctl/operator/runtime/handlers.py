@@ -303,6 +303,7 @@ async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_po
         ctx.metrics.pass_done(Outcome.WAITING if result.requeue else Outcome.CONVERGED, took)
         ctx.metrics.phase((namespace, name), result.status.get("phase"))
         ctx.metrics.upgrade_stage((namespace, name), (result.status.get("upgrade") or {}).get("stage"))
+        ctx.metrics.backup_state((namespace, name), (result.status.get("backup") or {}).get("state"))
         ctx.passes[namespace, name] += 1
         object_logger(namespace, name).debug("pass %d took %.3fs", ctx.passes[namespace, name], took)
         return None if result.poll else result.requeue
@@ -491,6 +492,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         ctx.metrics.teardown_leftovers(report.steps)
         ctx.metrics.phase((namespace, name), None)
         ctx.metrics.upgrade_stage((namespace, name), None)
+        ctx.metrics.backup_state((namespace, name), None)
         await release(api, TENANT_CLUSTERS, namespace, name, own)
 
     @kopf.on.delete(**clusters)  # type: ignore[arg-type]

@@ -87,7 +87,12 @@ class Metrics:
             "tenantctl_upgrade_stage", "TenantClusters in an upgrade, by stage (ControlPlane, Pool).", ["stage"],
             registry=self.registry,
         )
+        self.backups = Gauge(
+            "tenantctl_backups", "TenantClusters with spec.backup, by state (fresh, stale, pending, suspended): "
+            "stale is a last backup older than twice its schedule.", ["state"], registry=self.registry,
+        )
         self._phases = _Census(self.tenants, "phase")
+        self._backups = _Census(self.backups, "state")
         self._stages = _Census(self.upgrades, "stage")
 
     def request(self, verb: str, status: int | None) -> None:
@@ -106,6 +111,10 @@ class Metrics:
     def upgrade_stage(self, key: Key, stage: str | None) -> None:
         """Record the tenant's upgrade stage (None: none runs, or the tenant is gone)."""
         self._stages.record(key, stage)
+
+    def backup_state(self, key: Key, state: str | None) -> None:
+        """Record the tenant's backup state (None: no spec.backup, or the tenant is gone)."""
+        self._backups.record(key, state)
 
     def teardown_leftovers(self, steps: list[dict[str, Any]]) -> None:
         for step in steps:
