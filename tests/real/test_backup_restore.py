@@ -179,6 +179,16 @@ def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
         assert plain not in raw
     verified = cli("backup", "verify", "alpha", "-n", NS, "--kubeconfig", str(management.admin_kubeconfig_path))
     assert verified.exit_code == 0 and f"{stored['keys']} keys of {NS}/alpha" in verified.stdout, verified.output
+    # describe and plan show it: time, size, revision.
+    mgmt = str(management.admin_kubeconfig_path)
+    described = cli("describe", "tenant", "alpha", "-n", NS, "-o", "json", "--kubeconfig", mgmt)
+    assert described.exit_code == 0, described.output
+    shown = f"last {stored['created']}, {stored['bytes']} bytes sealed, revision {stored['revision']}"
+    assert shown in described.stdout and '"backup (0 * * * * UTC, keep 2)"' in described.stdout, described.stdout
+    spec_file = tmp_path / "alpha.yaml"
+    spec_file.write_text(yaml.safe_dump_all(docs))
+    planned = cli("plan", "-f", str(spec_file), "--kubeconfig", mgmt)
+    assert f"  backup: {shown}" in planned.stdout, planned.output
 
     # The loss: the TenantCluster is deleted, and with its TenantControlPlane Kamaji deletes its keys.
     admin.delete("tenantctl.io/v1alpha1", "TenantCluster", NS, "alpha")
@@ -318,6 +328,10 @@ def test_the_operator_holds_a_restored_tenant_until_it_is_imported_and_scrubbed(
                 # The backup CronJob is read as the operator's ServiceAccount: no backup yet, none overdue.
                 fresh = condition(tc, "BackupFresh")
                 assert (fresh.get("status"), fresh.get("reason")) == ("True", "BackupScheduled"), fresh
+                described = await asyncio.to_thread(cli, "describe", "tenant", "delta", "-n", NS, "-o", "json",
+                                                    "--kubeconfig", str(management.admin_kubeconfig_path))
+                assert f'"restore from {NS}/gamma"' in described.stdout
+                assert '"Done (clone, backup latest): restored: 1 stale Nodes' in described.stdout, described.stdout
             finally:
                 restored.stop()
 

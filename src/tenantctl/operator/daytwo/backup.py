@@ -298,3 +298,35 @@ async def restore(api: KubeClient, namespace: str, name: str, *, etcdctl: str = 
         access = EtcdAccess(plan.endpoints, ca, cert, key, etcdctl)
         written = await asyncio.to_thread(import_prefix, access, plan.prefix, keys_of(bundle.data))
     return Restored(stored, written, plan.prefix.decode(), written_pki)
+
+
+async def last_backup(api: KubeClient, cluster: TenantCluster) -> dict[str, Any]:
+    """What `plan` and `describe` show of a tenant's backups: the newest (time, size, revision, keys) and
+    how many are kept, or why the bucket could not be read; {} without spec.backup."""
+    import asyncio
+
+    from tenantctl.backup.store import StoreError
+    from tenantctl.operator.kube.client import APIError
+
+    if cluster.spec.backup is None:
+        return {}
+    ns, name = cluster.metadata.namespace, cluster.metadata.name
+    try:
+        plan = await gather(api, ns, name, with_storage=False)
+        stored = await asyncio.to_thread(BackupStore(plan.target).backups, ns, name)
+    except (InvalidInput, StoreError, APIError) as exc:
+        return {"error": str(exc)}
+    if not stored:
+        return {"kept": 0}
+    return {"kept": len(stored), "last": stored[-1].data()}
+
+
+def backup_line(info: Mapping[str, Any]) -> str:
+    """One line of `last_backup`'s answer."""
+    if "error" in info:
+        return f"bucket not read: {info['error']}"
+    last = info.get("last")
+    if not last:
+        return "no backup yet"
+    return (f"last {last['created']}, {last['bytes']} bytes sealed, revision {last['revision']}, "
+            f"{last['keys']} keys ({info['kept']} kept)")

@@ -15,13 +15,14 @@ from typing import Any
 
 from tenantctl.credentials.findings import CredentialsFinding
 from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.daytwo.backup import backup_line, last_backup
 from tenantctl.operator.daytwo.overview import age
 from tenantctl.operator.kube.client import APIError, KubeClient, RetryPolicy
 from tenantctl.operator.kube.tenants import UnusableKubeconfig, admin_connection, tenant_client
 from tenantctl.operator.phases.conditions import Reason
 from tenantctl.problems import InvalidInput
 from tenantctl.render.meta import CLUSTER_LABEL, POOL_LABEL, Names
-from tenantctl.spec import parse_tenant_documents
+from tenantctl.spec import TenantCluster, parse_tenant_documents
 
 __all__ = ["SYMBOL", "Mark", "TreeNode", "describe_tenant", "summary"]
 
@@ -130,6 +131,7 @@ async def describe_tenant(
     _conditions(root.add(TreeNode("conditions")), body)
     _upgrade(root, status)
     _pending(root, status)
+    _restore(root, status)
     if body["metadata"].get("deletionTimestamp"):
         _teardown(root, status.get("teardown") or {})
     pools = await _list(api, API, "NodePool", namespace)
@@ -151,7 +153,37 @@ async def describe_tenant(
             tenant.node.add(_node(node, None, ccm, namespace))
     await _storage(api, root, names, cluster.spec.substrate, tenant)
     await _helm_releases(api, root, namespace, name)
+    await _backup(api, root, cluster, body)
     return root
+
+
+def _restore(root: TreeNode, status: Mapping[str, Any]) -> None:
+    restore = status.get("restore") or {}
+    if not restore:
+        return
+    phase = restore.get("phase")
+    mark = Mark.OK if phase == "Done" else Mark.WRONG if phase == "Failed" else Mark.PROGRESS
+    source = restore.get("from") or {}
+    what = f"{phase} ({restore.get('mode')}, backup {restore.get('backup')}): {restore.get('message')}"
+    node = root.add(TreeNode(f"restore from {source.get('namespace')}/{source.get('name')}", mark, what,
+                             "delete the TenantCluster and create it again" if phase == "Failed" else ""))
+    node.add(TreeNode("phases", Mark.INFO, "Importing (control plane at 0) -> Scrubbing -> Done"))
+
+
+async def _backup(api: KubeClient, root: TreeNode, cluster: TenantCluster, body: Mapping[str, Any]) -> None:
+    if cluster.spec.backup is None:
+        return
+    fresh: Mapping[str, Any] = next(
+        (c for c in _status(body).get("conditions") or [] if c.get("type") == "BackupFresh"), {})
+    info = await last_backup(api, cluster)
+    mark = Mark.WRONG if fresh.get("status") == "False" or "error" in info else Mark.OK if info.get("last") \
+        else Mark.PROGRESS
+    node = root.add(TreeNode(f"backup ({cluster.spec.backup.schedule} UTC, keep {cluster.spec.backup.keep})", mark,
+                             backup_line(info), f"tenantctl backup list {cluster.metadata.name} -n "
+                             f"{cluster.metadata.namespace}" if mark is Mark.WRONG else ""))
+    if fresh:
+        node.add(TreeNode(f"BackupFresh={fresh.get('status')}", Mark.INFO,
+                          f"{fresh.get('reason')}: {fresh.get('message')}"))
 
 
 def _upgrade(root: TreeNode, status: Mapping[str, Any]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.daytwo.address_capacity import address_warnings, machines_of
+from tenantctl.operator.daytwo.backup import backup_line, last_backup
 from tenantctl.operator.kube.client import KubeClient, Resource
 from tenantctl.operator.phases.apply import REPLACE_ON_IMMUTABLE, comparable, covers, kind_key
 from tenantctl.operator.phases.live_pins import effective_version, keep_live_templates
@@ -83,6 +84,10 @@ class TenantPlan:
     """Live address pools that cannot cover what the input can claim (`address_capacity`)."""
     pending: dict[str, Any] = field(default_factory=dict)
     """What the operator holds back: a newer patch (`kubernetes`, `reason`), render changes (`render`)."""
+    backup: dict[str, Any] = field(default_factory=dict)
+    """The newest backup in the bucket and how many are kept (daytwo.backup.last_backup); {} without one."""
+    restore: dict[str, Any] = field(default_factory=dict)
+    """A restore's progress as the operator recorded it (status.restore)."""
     desired: list[Obj] = field(default_factory=list, repr=False)
     """The objects the operator would apply: `plan` judges them against the upstream CRDs before showing the diff."""
 
@@ -236,7 +241,10 @@ async def plan_cluster(
         plan.pending["reason"] = choice.why
     desired = render_cluster(cluster, pools, observation.observed, charts, images, kamaji)
     plan.spec_unchanged = _file_spec_is_live(live_docs, documents)
-    previous = ((live_docs.get(("TenantCluster", name)) or {}).get("status") or {}).get("inventory") or []
+    live_status = (live_docs.get(("TenantCluster", name)) or {}).get("status") or {}
+    previous = live_status.get("inventory") or []
+    plan.restore = dict(live_status.get("restore") or {})
+    plan.backup = await last_backup(api, cluster)
     resources: dict[str, Resource | None] = {}
     for key in sorted({*(kind_key(o) for o in desired), *previous}):
         resources[key] = await api.resource(*_split(key))
@@ -389,6 +397,12 @@ def render_text(plans: Sequence[TenantPlan]) -> str:
             lines += [f"    {step}" for step in plan.upgrade]
         if plan.waiting:
             lines.append(f"  (waiting: {plan.waiting}; TalosConfigTemplates and add-ons not rendered yet)")
+        if plan.backup:
+            lines.append(f"  backup: {backup_line(plan.backup)}")
+        if plan.restore:
+            lines.append(f"  restore from {plan.restore.get('from', {}).get('namespace')}/"
+                         f"{plan.restore.get('from', {}).get('name')} ({plan.restore.get('mode')}): "
+                         f"{plan.restore.get('phase')}: {plan.restore.get('message')}")
         for change in plan.changes:
             note = f"  ({change.note})" if change.note else ""
             lines.append(f"  {change.action.value:<17}{change.ref}{note}")
