@@ -26,11 +26,13 @@ from operator_support import FAST, condition
 from typer.testing import CliRunner
 
 from etcd_support import SecureEtcd, etcdctl_bin, secure_etcd
+from postgres_support import KINE_TABLE, Postgres, pg_bin, postgres
 from real_api import Api
 from real_control_plane import ControlPlane, binaries
 from real_seed import eventually, operator_connection, running_operator, seed_control_plane
 from s3_support import bucket, s3_server
 from tenant_support import clone, doc, load_example
+from tenantctl.backup.postgres import PostgresAccess
 from tenantctl.cli import app
 from tenantctl.render import render_cluster
 from tenantctl.render.image_settings import ImagesSpec
@@ -336,3 +338,76 @@ def test_the_operator_holds_a_restored_tenant_until_it_is_imported_and_scrubbed(
                 restored.stop()
 
     asyncio.run(scenario())
+
+
+def play_kamaji_postgres(admin: Api, name: str, server: Postgres, password: str) -> PostgresAccess:
+    """What Kamaji writes for a TenantControlPlane on a PostgreSQL DataStore without TLS: the login and
+    database, `<tcp>-datastore-config`, an empty datastore certificate, the PKI and the TCP's status."""
+    access = server.add_tenant(schema(name), password)
+    admin.apply({"apiVersion": "v1", "kind": "Secret",
+                 "metadata": {"name": f"{name}-datastore-config", "namespace": NS},
+                 "stringData": {"DB_CONNECTION_STRING": f"127.0.0.1:{server.port}", "DB_SCHEMA": schema(name),
+                                "DB_USER": schema(name), "DB_PASSWORD": password}}, manager="kamaji")
+    admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{name}-datastore-certificate",
+                                                                     "namespace": NS}}, manager="kamaji")
+    for suffix, key in (("ca", "ca.crt"), ("sa-certificate", "sa.key"), ("front-proxy-ca-certificate", "fp.crt")):
+        admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{name}-{suffix}", "namespace": NS},
+                     "data": {key: b64(f"{suffix} of {name}")}}, manager="kamaji")
+    admin.apply({"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "TenantControlPlane",
+                 "metadata": {"name": name, "namespace": NS},
+                 "spec": {"controlPlane": {"deployment": {"replicas": 0}, "service": {"serviceType": "ClusterIP"}},
+                          "networkProfile": {"port": 6443},
+                          "kubernetes": {"version": "v1.34.4", "kubelet": {"cgroupfs": "systemd"}}}},
+                manager="capi-kamaji")
+    admin.merge_status("kamaji.clastix.io/v1alpha1", "TenantControlPlane", NS, name, {"storage": {
+        "driver": "PostgreSQL", "dataStoreName": "postgres", "setup": {"schema": schema(name), "user": schema(name)}}})
+    return access
+
+
+def test_a_kine_tenant_on_postgresql_is_dumped_and_restored_by_its_own_login(
+    installed: Any, admin: Api, management: ControlPlane, peers: tuple[SecureEtcd, str], tmp_path: Path,
+) -> None:
+    _, s3 = peers
+    admin.namespace(NS)
+    for secret in ({"name": "backup-s3", "stringData": {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}},
+                   {"name": "backup-key", "data": {"key": b64(KEY)}}):
+        admin.apply({"apiVersion": "v1", "kind": "Secret",
+                     "metadata": {"name": secret.pop("name"), "namespace": NS}, **secret})
+    with postgres() as server:
+        docs = tenant_docs("kilo", s3)
+        for d in docs:
+            admin.apply(d, manager="kubectl")
+        source = play_kamaji_postgres(admin, "kilo", server, "kilo-password")
+        source.run("psql", "-X", "-v", "ON_ERROR_STOP=1", "-c", KINE_TABLE)
+        source.run("psql", "-X", "-v", "ON_ERROR_STOP=1", "-c",
+                   "INSERT INTO kine (name, created, deleted, create_revision, prev_revision, lease, value) "
+                   f"SELECT '/registry/secrets/app/s' || g, 1, 0, g, 0, 0, convert_to('{SECRET_VALUE}', 'UTF8') "
+                   "FROM generate_series(1, 40) g")
+        (cluster,) = parse_tenant_documents(docs).clusters
+        backup_kubeconfig = grant(admin, management, render_cluster(cluster, [], None), "kilo-backup", tmp_path)
+        ran = cli("backup", "run", "kilo", "-n", NS, "--kubeconfig", backup_kubeconfig, "--pg-bin", str(pg_bin()),
+                  "--json")
+        assert ran.exit_code == 0, ran.output
+        stored = json.loads(ran.stdout)
+        assert (stored["keys"], stored["revision"]) == (40, 40)
+        s3_client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="k",
+                                 aws_secret_access_key="s")
+        assert SECRET_VALUE.encode() not in s3_client.get_object(Bucket="tenants", Key=stored["object"])["Body"].read()
+
+        restored_docs = tenant_docs("lima", s3, {"from": {"name": "kilo"}, "mode": "clone"})
+        for d in restored_docs:
+            admin.apply(d, manager="kubectl")
+        (lima,) = parse_tenant_documents(restored_docs).clusters
+        target = play_kamaji_postgres(admin, "lima", server, "lima-password")
+        held = hold_for_restore(lima, render_cluster(lima, [], None), RestorePhase.IMPORTING, ImagesSpec())
+        restore_kubeconfig = grant(admin, management, held, "lima-restore", tmp_path)
+        done = cli("backup", "restore", "lima", "-n", NS, "--kubeconfig", restore_kubeconfig,
+                   "--pg-bin", str(pg_bin()))
+        assert done.exit_code == 0, done.output
+        assert f"restored 40 keys of {stored['object'].rsplit('/', 1)[-1]} into database {schema('lima')}" \
+            in done.stdout
+        query = ("-X", "-At", "-c", "SELECT id, name, encode(value, 'hex') FROM kine ORDER BY id")
+        assert target.run("psql", *query) == source.run("psql", *query)
+        # clone: the PKI Kamaji issued lima stays lima's.
+        ca = admin.get("v1", "Secret", NS, "lima-ca")
+        assert ca is not None and base64.b64decode(ca["data"]["ca.crt"]) == b"ca of lima"

@@ -37,6 +37,9 @@ WorkdirOption = Annotated[
     Path | None, typer.Option("--workdir", help="Where the datastore certificate is written while the command runs.")
 ]
 EtcdctlOption = Annotated[str, typer.Option("--etcdctl", help="The etcdctl to run (default: from PATH).")]
+PgBinOption = Annotated[
+    Path | None, typer.Option("--pg-bin", help="Directory of pg_dump, pg_restore and psql (default: PATH).")
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -45,6 +48,7 @@ def _run(kubeconfig: Path | None, context: str | None, work: Callable[[KubeClien
 
     from tenantctl.backup.bundle import BundleError
     from tenantctl.backup.etcd import EtcdError
+    from tenantctl.backup.postgres import PostgresError
     from tenantctl.backup.seal import SealError
     from tenantctl.backup.store import StoreError
     from tenantctl.operator.kube.client import APIError, KubeClient
@@ -59,7 +63,7 @@ def _run(kubeconfig: Path | None, context: str | None, work: Callable[[KubeClien
     except APIError as exc:
         typer.echo(f"management cluster: {exc}", err=True)
         raise typer.Exit(EXIT_FAILED) from None
-    except (EtcdError, StoreError, SealError, BundleError) as exc:
+    except (EtcdError, PostgresError, StoreError, SealError, BundleError) as exc:
         typer.echo(f"backup: {exc}", err=True)
         raise typer.Exit(EXIT_FAILED) from None
 
@@ -79,12 +83,14 @@ def _check_source(source: str | None) -> None:
 @refusals_exit_2
 def run_command(name: NameArgument, namespace: NamespaceOption, kubeconfig: KubeconfigOption = None,
                 context: ContextOption = None, workdir: WorkdirOption = None, etcdctl: EtcdctlOption = "etcdctl",
-                as_json: JsonOption = False) -> None:
-    """Take one backup of the tenant as its spec.backup says, then prune the bucket to spec.backup.keep."""
-    from tenantctl.operator.daytwo.backup import run_backup
+                pg_bin: PgBinOption = None, as_json: JsonOption = False) -> None:
+    """Take one backup of the tenant as its spec.backup says, then prune the bucket to spec.backup.keep.
+    An etcd DataStore is read with etcdctl, a PostgreSQL one with pg_dump, as the tenant's own user."""
+    from tenantctl.operator.daytwo.backup import Tools, run_backup
 
+    tools = Tools(etcdctl, pg_bin)
     stored, pruned = _run(kubeconfig, context,
-                          lambda api: run_backup(api, namespace, name, etcdctl=etcdctl, workdir=workdir))
+                          lambda api: run_backup(api, namespace, name, tools=tools, workdir=workdir))
     if as_json:
         import json
 
@@ -136,12 +142,13 @@ def verify_command(name: NameArgument, namespace: NamespaceOption, source: Sourc
 @refusals_exit_2
 def restore_command(name: NameArgument, namespace: NamespaceOption, kubeconfig: KubeconfigOption = None,
                     context: ContextOption = None, workdir: WorkdirOption = None,
-                    etcdctl: EtcdctlOption = "etcdctl") -> None:
+                    etcdctl: EtcdctlOption = "etcdctl", pg_bin: PgBinOption = None) -> None:
     """Restore as the TenantCluster's spec.restore says: with `mode: replace`, the source's PKI first; then
     the keys, into the tenant's own empty prefix (refused if it holds any)."""
-    from tenantctl.operator.daytwo.backup import restore
+    from tenantctl.operator.daytwo.backup import Tools, restore
 
-    restored = _run(kubeconfig, context, lambda api: restore(api, namespace, name, etcdctl=etcdctl, workdir=workdir))
+    tools = Tools(etcdctl, pg_bin)
+    restored = _run(kubeconfig, context, lambda api: restore(api, namespace, name, tools=tools, workdir=workdir))
     pki = f"; PKI of the source: {', '.join(restored.pki_written)}" if restored.pki_written else ""
     typer.echo(f"restored {restored.keys} keys of {restored.stored.key.rsplit('/', 1)[-1]} into {restored.prefix}"
                f"{pki}")

@@ -20,6 +20,9 @@ from typing import Any
 
 from tenantctl.backup.bundle import Bundle, keys_of, manifest_for, ndjson_of, pack, unpack
 from tenantctl.backup.etcd import EtcdAccess, export_prefix, import_prefix
+from tenantctl.backup.postgres import PostgresAccess
+from tenantctl.backup.postgres import dump as pg_dump
+from tenantctl.backup.postgres import restore as pg_restore
 from tenantctl.backup.seal import seal, unseal
 from tenantctl.backup.store import BackupStore, S3Target, Stored
 from tenantctl.operator.kube.client import KubeClient
@@ -29,7 +32,8 @@ from tenantctl.render.meta import Names, kamaji_ca
 from tenantctl.spec import TenantCluster, parse_tenant_documents
 from tenantctl.spec.backup import BackupSpec
 
-__all__ = ["BackupPlan", "Restored", "backups_of", "fetch", "gather", "restore", "run_backup", "verify"]
+__all__ = ["BackupPlan", "Restored", "Tools", "backup_line", "backups_of", "fetch", "gather", "last_backup", "restore",
+           "run_backup", "verify"]
 
 TC_API, TCP_API = "tenantctl.io/v1alpha1", "kamaji.clastix.io/v1alpha1"
 APISERVER = "kube-apiserver"
@@ -47,6 +51,8 @@ class BackupPlan:
     driver: str = ""
     schema: str = ""
     endpoints: tuple[str, ...] = ()
+    postgres: dict[str, str] = field(default_factory=dict)
+    """PostgreSQL only: the tenant's `<tcp>-datastore-config` (DB_CONNECTION_STRING, DB_SCHEMA, DB_USER, ...)."""
     pki: dict[str, dict[str, bytes]] = field(default_factory=dict)
 
     @property
@@ -109,6 +115,9 @@ def _etcd_servers(deployment: Mapping[str, Any]) -> tuple[str, ...]:
     return ()
 
 
+DRIVERS = ("etcd", "PostgreSQL")
+
+
 async def _storage(api: KubeClient, plan: BackupPlan) -> None:
     names = Names(plan.cluster)
     ns, tcp_name = names.namespace, names.control_plane
@@ -119,9 +128,15 @@ async def _storage(api: KubeClient, plan: BackupPlan) -> None:
     if tcp is None or not plan.driver or not plan.schema:
         raise _refuse(f"TenantControlPlane/{ns}/{tcp_name}", "has no status.storage (driver, setup.schema) yet: "
                       "Kamaji has not set up the tenant's datastore")
-    if plan.driver != "etcd":
+    if plan.driver not in DRIVERS:
         raise _refuse(f"TenantControlPlane/{ns}/{tcp_name}.status.storage.driver",
-                      f"{plan.driver!r}: this release backs up etcd DataStores (docs/backup.md)")
+                      f"{plan.driver!r}: this release backs up {' and '.join(DRIVERS)} DataStores (docs/backup.md)")
+    if plan.driver == "PostgreSQL":
+        config = await _secret(api, ns, f"{tcp_name}-datastore-config",
+                               ("DB_CONNECTION_STRING", "DB_SCHEMA", "DB_USER", "DB_PASSWORD"),
+                               "Kamaji's datastore config of the tenant")
+        plan.postgres = {k: v.decode() for k, v in config.items()}
+        return
     deployment = await api.get(await api.require("apps/v1", "Deployment"), tcp_name, ns, cached=False)
     plan.endpoints = _etcd_servers(deployment or {})
     if not plan.endpoints:
@@ -151,37 +166,69 @@ async def gather(api: KubeClient, namespace: str, name: str, *, with_storage: bo
 
 
 @contextlib.contextmanager
-def _certificate_files(data: Mapping[str, bytes], workdir: Path | None) -> Iterator[tuple[Path, Path, Path]]:
+def _certificate_files(data: Mapping[str, bytes], workdir: Path | None) -> Iterator[dict[str, Path]]:
+    """The datastore certificate's files, readable by this process only and gone when the block ends."""
     with tempfile.TemporaryDirectory(prefix="tenantctl-backup-", dir=workdir) as tmp:
-        paths = []
+        paths = {}
         for key in ("ca.crt", "server.crt", "server.key"):
-            path = Path(tmp) / key
-            path.touch(0o600)
-            path.write_bytes(data[key])
-            paths.append(path)
-        yield paths[0], paths[1], paths[2]
+            if data.get(key):
+                path = Path(tmp) / key
+                path.touch(0o600)
+                path.write_bytes(data[key])
+                paths[key] = path
+        yield paths
 
 
-async def _access(api: KubeClient, cluster: TenantCluster) -> dict[str, bytes]:
-    names = Names(cluster)
-    return await _secret(api, names.namespace, datastore_certificate(names.control_plane),
-                         ("ca.crt", "server.crt", "server.key"), "Kamaji's datastore certificate of the tenant")
+async def _access(api: KubeClient, plan: BackupPlan) -> dict[str, bytes]:
+    """The datastore certificate Kamaji issued the tenant: an etcd user's must hold all three files; a
+    PostgreSQL DataStore's holds them only when the DataStore speaks TLS."""
+    names = Names(plan.cluster)
+    required = ("ca.crt", "server.crt", "server.key") if plan.driver == "etcd" else ()
+    return await _secret(api, names.namespace, datastore_certificate(names.control_plane), required,
+                         "Kamaji's datastore certificate of the tenant")
 
 
-async def run_backup(api: KubeClient, namespace: str, name: str, *, etcdctl: str = "etcdctl",
+@dataclass(frozen=True)
+class Tools:
+    """Where the datastores' own clients are (None: PATH)."""
+
+    etcdctl: str = "etcdctl"
+    pg_bin: Path | None = None
+
+
+def _etcd(plan: BackupPlan, files: Mapping[str, Path], tools: Tools) -> EtcdAccess:
+    return EtcdAccess(plan.endpoints, files["ca.crt"], files["server.crt"], files["server.key"], tools.etcdctl)
+
+
+def _postgres(plan: BackupPlan, files: Mapping[str, Path], tools: Tools) -> PostgresAccess:
+    host, _, port = plan.postgres["DB_CONNECTION_STRING"].rpartition(":")
+    if not host or not port.isdigit():
+        raise _refuse(f"Secret/{plan.cluster.metadata.namespace}/{plan.cluster.metadata.name}-datastore-config",
+                      f"DB_CONNECTION_STRING {plan.postgres['DB_CONNECTION_STRING']!r} is not host:port")
+    return PostgresAccess(host, int(port), plan.postgres["DB_USER"], plan.postgres["DB_PASSWORD"],
+                          plan.postgres["DB_SCHEMA"], tools.pg_bin, files.get("ca.crt"), files.get("server.crt"),
+                          files.get("server.key"))
+
+
+async def run_backup(api: KubeClient, namespace: str, name: str, *, tools: Tools = Tools(),
                      workdir: Path | None = None, now: datetime.datetime | None = None) -> tuple[Stored, list[str]]:
     """Export, seal, upload, prune: the stored backup and the pruned object names."""
     import asyncio
 
     plan = await gather(api, namespace, name)
     plan.pki = await _pki(api, plan.cluster)
-    certificate = await _access(api, plan.cluster)
-    with _certificate_files(certificate, workdir) as (ca, cert, key):
-        access = EtcdAccess(plan.endpoints, ca, cert, key, etcdctl)
-        export = await asyncio.to_thread(export_prefix, access, plan.prefix)
-    data = ndjson_of(export.pairs)
-    manifest = manifest_for(namespace, name, plan.driver, plan.prefix.decode(), export.revision, len(export.pairs),
-                            data, leased=export.leased, pki=list(plan.pki), now=now)
+    certificate = await _access(api, plan)
+    with _certificate_files(certificate, workdir) as files:
+        if plan.driver == "etcd":
+            export = await asyncio.to_thread(export_prefix, _etcd(plan, files, tools), plan.prefix)
+            data, source, revision, keys, leased = (ndjson_of(export.pairs), plan.prefix.decode(), export.revision,
+                                                    len(export.pairs), export.leased)
+        else:
+            access = _postgres(plan, files, tools)
+            data, keys, revision = await asyncio.to_thread(pg_dump, access)
+            source, leased = access.database, 0
+    manifest = manifest_for(namespace, name, plan.driver, source, revision, keys, data, leased=leased,
+                            pki=list(plan.pki), now=now)
     sealed = seal(plan.key, pack(Bundle(manifest, data, plan.pki, [plan.document])))
     store = BackupStore(plan.target)
     stored = await asyncio.to_thread(store.put, manifest, sealed)
@@ -262,7 +309,7 @@ async def _wait_for_storage(api: KubeClient, plan: BackupPlan, timeout: float) -
     while True:
         try:
             await _storage(api, plan)
-            await _access(api, plan.cluster)
+            await _access(api, plan)
             return
         except InvalidInput:
             if time.monotonic() > deadline:
@@ -270,7 +317,7 @@ async def _wait_for_storage(api: KubeClient, plan: BackupPlan, timeout: float) -
             await asyncio.sleep(2)
 
 
-async def restore(api: KubeClient, namespace: str, name: str, *, etcdctl: str = "etcdctl",
+async def restore(api: KubeClient, namespace: str, name: str, *, tools: Tools = Tools(),
                   workdir: Path | None = None, wait_seconds: float = 600) -> Restored:
     """Restore as the tenant's spec.restore says (see the CLI's `backup restore`)."""
     import asyncio
@@ -288,16 +335,23 @@ async def restore(api: KubeClient, namespace: str, name: str, *, etcdctl: str = 
                           f"replace is refused while TenantCluster {source} exists: two tenants with one identity "
                           "would accept each other's tokens; delete it first, or restore with mode: clone")
     stored, bundle = await fetch(api, namespace, name, source, spec.backup)
-    if bundle.manifest.driver != "etcd":
-        raise _refuse(f"TenantCluster/{namespace}/{name}.spec.restore",
-                      f"a {bundle.manifest.driver} backup: this release restores etcd backups")
     await _wait_for_storage(api, plan, wait_seconds)
+    if bundle.manifest.driver != plan.driver:
+        raise _refuse(f"TenantCluster/{namespace}/{name}.spec.restore",
+                      f"the backup is of a {bundle.manifest.driver} DataStore, this tenant's is {plan.driver}: "
+                      "a restore goes into a DataStore of the same driver (Kamaji's migrate moves between them)")
     written_pki = await _replace_pki(api, plan.cluster, bundle.pki) if spec.mode == "replace" else []
-    certificate = await _access(api, plan.cluster)
-    with _certificate_files(certificate, workdir) as (ca, cert, key):
-        access = EtcdAccess(plan.endpoints, ca, cert, key, etcdctl)
-        written = await asyncio.to_thread(import_prefix, access, plan.prefix, keys_of(bundle.data))
-    return Restored(stored, written, plan.prefix.decode(), written_pki)
+    certificate = await _access(api, plan)
+    with _certificate_files(certificate, workdir) as files:
+        if plan.driver == "etcd":
+            written = await asyncio.to_thread(import_prefix, _etcd(plan, files, tools), plan.prefix,
+                                              keys_of(bundle.data))
+            into = plan.prefix.decode()
+        else:
+            access = _postgres(plan, files, tools)
+            written = await asyncio.to_thread(pg_restore, access, bundle.data)
+            into = f"database {access.database}"
+    return Restored(stored, written, into, written_pki)
 
 
 async def last_backup(api: KubeClient, cluster: TenantCluster) -> dict[str, Any]:
