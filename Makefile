@@ -95,6 +95,7 @@ mutation: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/render_speed.py
+	$(BIN)/python benchmarks/backup_speed.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache mutants

@@ -267,3 +267,23 @@ async def test_a_minor_the_kamaji_cannot_serve_is_refused_and_one_it_serves_pass
     unchanged = clone(docs[0])
     unchanged["spec"]["controlPlane"] = {"replicas": 3}
     assert (await judged(mgmt, "UPDATE", unchanged, docs[0])).refusals == (), "a version left alone is not judged"
+
+
+async def test_a_replace_restore_is_refused_while_its_source_exists(mgmt: KubeEmulator) -> None:
+    management(mgmt)
+    docs = load_example("kubevirt.yaml")
+    seed_documents(mgmt, docs)
+    restored = clone(docs[:1])[0]
+    restored["metadata"]["name"] = "again"
+    restored["spec"]["backup"] = {
+        "s3": {"endpoint": "https://s3.example.com", "bucket": "tenant-backups", "credentialsSecretName": "s3"},
+        "encryption": {"keySecretName": "key"},
+    }
+    restored["spec"]["restore"] = {"from": {"name": "demo"}, "mode": "replace"}
+    (refusal,) = (await judged(mgmt, "CREATE", restored)).refusals
+    assert refusal.startswith("TenantCluster/again.spec.restore.mode: replace is refused while TenantCluster "
+                              "tenant-demo/demo exists")
+    restored["spec"]["restore"]["mode"] = "clone"
+    assert (await judged(mgmt, "CREATE", restored)).refusals == ()
+    restored["spec"]["restore"] = {"from": {"name": "gone"}, "mode": "replace"}
+    assert (await judged(mgmt, "CREATE", restored)).refusals == ()

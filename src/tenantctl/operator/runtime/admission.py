@@ -87,6 +87,19 @@ def _version_problems(label: str, new: Obj, old: Obj | None, kamaji: KamajiRelea
     return tuple(f"{p.path}: {p.message}" for p in problems.errors)
 
 
+async def _live_source(api: KubeClient, clusters: Resource, label: str, new: Obj, old: Obj | None) -> tuple[str, ...]:
+    """A restore with `mode: replace` while its source TenantCluster exists (the operator refuses it too)."""
+    restore = (new.get("spec") or {}).get("restore") or {}
+    if restore.get("mode") != "replace" or (old is not None and (old.get("spec") or {}).get("restore") == restore):
+        return ()
+    source = restore.get("from") or {}
+    namespace = str(source.get("namespace") or new["metadata"].get("namespace") or "")
+    if not source.get("name") or await api.get(clusters, str(source["name"]), namespace) is None:
+        return ()
+    return (f"{label}.spec.restore.mode: replace is refused while TenantCluster {namespace}/{source['name']} "
+            "exists: delete it first, or restore with mode: clone (new PKI)",)
+
+
 async def review(
     api: KubeClient,
     clusters: Resource,
@@ -122,7 +135,7 @@ async def review(
         before = [old, *neighbours] if old is not None else []
         after = [new, *neighbours]
         verdict = _verdict(label, _problems(before), _problems(after))
-        versions = _version_problems(label, new, old, kamaji)
+        versions = (*_version_problems(label, new, old, kamaji), *await _live_source(api, clusters, label, new, old))
         return Verdict((*verdict.refusals, *versions), verdict.warnings) if versions else verdict
     else:
         cluster_name = _cluster_of(new)
