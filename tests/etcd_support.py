@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from real_control_plane import REPO, CertificateAuthority, _Process, binaries, free_port
-from tenantctl.backup.etcd import EtcdAccess, prefix_range
+from tenantctl.backup.etcd import EtcdAccess
 
 
 def etcdctl_bin() -> Path:
@@ -89,7 +89,8 @@ class SecureEtcd:
 
     def add_tenant(self, schema: str) -> EtcdAccess:
         """The user, role and permission Kamaji creates for a tenant whose schema is `schema`."""
-        start, end = prefix_range(f"/{schema}/".encode())
+        # Kamaji's GetPrefixRangeEnd, written out here rather than taken from the code under test.
+        start, end = f"/{schema}/".encode(), f"/{schema}0".encode()
         root = self.root
         root.run("user", "add", schema, "--no-password")
         root.run("role", "add", schema)

@@ -94,3 +94,9 @@ def test_a_missing_bucket_is_named(endpoint: str) -> None:
     store = BackupStore(type(target)(endpoint, "no-such-bucket", "", "a", "b"))
     with pytest.raises(StoreError, match="s3://no-such-bucket: NoSuchBucket"):
         store.backups("n", "c")
+
+
+def test_each_seal_draws_a_fresh_nonce() -> None:
+    """GCM with a repeated nonce under one key leaks the XOR of two backups and the authentication key."""
+    first, second = seal(KEY, b"same backup"), seal(KEY, b"same backup")
+    assert first != second and first[16:28] != second[16:28]

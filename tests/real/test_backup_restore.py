@@ -177,6 +177,7 @@ def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
     s3_client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="test-access",
                              aws_secret_access_key="test-secret")
     raw = s3_client.get_object(Bucket="tenants", Key=stored["object"])["Body"].read()
+    assert raw.startswith(b"TCTLBKP1"), "sealed, not a bare gzip'd bundle (whose compression would hide plaintext)"
     for plain in (SECRET_VALUE.encode(), b"/secrets/app/db", b"CA KEY alpha", b"SA KEY alpha", KEY):
         assert plain not in raw
     verified = cli("backup", "verify", "alpha", "-n", NS, "--kubeconfig", str(management.admin_kubeconfig_path))
@@ -191,6 +192,15 @@ def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
     spec_file.write_text(yaml.safe_dump_all(docs))
     planned = cli("plan", "-f", str(spec_file), "--kubeconfig", mgmt)
     assert f"  backup: {shown}" in planned.stdout, planned.output
+
+    # A restore that would give a second, live tenant alpha's identity is refused, and writes nothing.
+    early = tenant_docs("early", s3, {"from": {"name": "alpha"}, "mode": "replace"})
+    for d in early:
+        admin.apply(d, manager="kubectl")
+    refused = cli("backup", "restore", "early", "-n", NS, "--kubeconfig", mgmt, "--etcdctl", etcdctl,
+                  "--datastore-timeout", "3")
+    assert refused.exit_code == 2 and f"replace is refused while TenantCluster {NS}/alpha exists" in refused.stderr
+    admin.delete("tenantctl.io/v1alpha1", "TenantCluster", NS, "early")
 
     # The loss: the TenantCluster is deleted, and with its TenantControlPlane Kamaji deletes its keys.
     admin.delete("tenantctl.io/v1alpha1", "TenantCluster", NS, "alpha")
@@ -392,7 +402,8 @@ def test_a_kine_tenant_on_postgresql_is_dumped_and_restored_by_its_own_login(
         assert (stored["keys"], stored["revision"]) == (40, 40)
         s3_client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="k",
                                  aws_secret_access_key="s")
-        assert SECRET_VALUE.encode() not in s3_client.get_object(Bucket="tenants", Key=stored["object"])["Body"].read()
+        raw = s3_client.get_object(Bucket="tenants", Key=stored["object"])["Body"].read()
+        assert raw.startswith(b"TCTLBKP1") and SECRET_VALUE.encode() not in raw
 
         restored_docs = tenant_docs("lima", s3, {"from": {"name": "kilo"}, "mode": "clone"})
         for d in restored_docs:

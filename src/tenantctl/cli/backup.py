@@ -142,13 +142,18 @@ def verify_command(name: NameArgument, namespace: NamespaceOption, source: Sourc
 @refusals_exit_2
 def restore_command(name: NameArgument, namespace: NamespaceOption, kubeconfig: KubeconfigOption = None,
                     context: ContextOption = None, workdir: WorkdirOption = None,
-                    etcdctl: EtcdctlOption = "etcdctl", pg_bin: PgBinOption = None) -> None:
+                    etcdctl: EtcdctlOption = "etcdctl", pg_bin: PgBinOption = None,
+                    datastore_timeout: Annotated[
+                        int, typer.Option("--datastore-timeout", min=0, metavar="SECONDS",
+                                          help="How long to wait for Kamaji to set up the tenant's datastore.")
+                    ] = 600) -> None:
     """Restore as the TenantCluster's spec.restore says: with `mode: replace`, the source's PKI first; then
     the keys, into the tenant's own empty prefix (refused if it holds any)."""
     from tenantctl.operator.daytwo.backup import Tools, restore
 
     tools = Tools(etcdctl, pg_bin)
-    restored = _run(kubeconfig, context, lambda api: restore(api, namespace, name, tools=tools, workdir=workdir))
+    restored = _run(kubeconfig, context, lambda api: restore(api, namespace, name, tools=tools, workdir=workdir,
+                                                             wait_seconds=datastore_timeout))
     pki = f"; PKI of the source: {', '.join(restored.pki_written)}" if restored.pki_written else ""
     typer.echo(f"restored {restored.keys} keys of {restored.stored.key.rsplit('/', 1)[-1]} into {restored.prefix}"
                f"{pki}")

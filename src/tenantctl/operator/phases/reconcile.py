@@ -288,8 +288,8 @@ def _render_inputs(scope: Scope, previous_kinds: Sequence[str], keep: set[tuple[
     # The upgrade's target is the cluster's spec (above); which pools it holds back is not.
     held = sorted(scope.upgrade.held.items()) if scope.upgrade is not None else []
     live = sorted(live_refs(scope.live_deployments).items())
-    digest.update(repr((scope.kamaji_release, held, live, sorted(previous_kinds), sorted(keep),
-                        scope.restore_phase)).encode())
+    digest.update(repr((scope.kamaji_release, held, live, sorted(previous_kinds), sorted(keep))).encode())
+    digest.update(repr(scope.restore_phase).encode())
     return digest.digest()
 
 
