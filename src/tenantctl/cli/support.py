@@ -46,12 +46,13 @@ class Group(TyperGroup):
 PLACEHOLDERS: Mapping[str, str] = {
     **dict.fromkeys(("--filename", "--observed", "--platform", "--live", "--previous", "--rendered", "--credentials",
                      "--credentials-secret", "--ca-file", "--root-ca", "--management", "--kubeconfig"), "FILE"),
-    **dict.fromkeys(("--crds", "--components"), "DIR"),
+    **dict.fromkeys(("--crds", "--components", "--pg-bin", "--workdir", "--dir"), "DIR"),
     **dict.fromkeys(("--context", "--cluster", "--name"), "NAME"),
     **dict.fromkeys(("--mirror", "--pve-url", "--url"), "URL"),
-    **dict.fromkeys(("--poll", "--tenant-timeout", "--timeout-nodes", "--timeout-teardown", "--timeout-volume"),
-                    "SECONDS"),
-    "--out": "PATH", "--namespace": "NAMESPACE", "--management-cluster-domain": "DOMAIN", "--token-id": "ID",
+    **dict.fromkeys(("--poll", "--tenant-timeout", "--timeout-nodes", "--timeout-teardown", "--timeout-volume",
+                     "--datastore-timeout"), "SECONDS"),
+    "--out": "PATH", "--etcdctl": "PATH", "--backup": "OBJECT",
+    "--namespace": "NAMESPACE", "--management-cluster-domain": "DOMAIN", "--token-id": "ID",
     "--token-secret-env": "VARIABLE",
 }
 """One placeholder style in every help: an upper-case word for what the value is (a list option repeats it),
