@@ -160,6 +160,8 @@ class ControlPlane:
     """An etcd to share (under `etcd_prefix`); None: start one of its own."""
     etcd_prefix: str = "/registry"
     etcd_tls: tuple[Path, Path, Path] | None = None
+    extra_args: tuple[str, ...] = ()
+    """More kube-apiserver flags (authentication config, audit policy, ...)."""
     """(CA, client certificate, key) for an etcd that asks for client certificates, as Kamaji's DataStore."""
     ca: CertificateAuthority = field(default_factory=lambda: CertificateAuthority.new("tenantctl-test-ca"))
     server: str = ""
@@ -263,7 +265,7 @@ class ControlPlane:
             f"--service-account-key-file={self.workdir / 'sa.pub'}",
             f"--service-account-signing-key-file={self.workdir / 'sa.key'}",
             "--disable-admission-plugins=ServiceAccount", "--enable-priority-and-fairness=false",
-            "--profiling=false", "--v=0",
+            "--profiling=false", "--v=0", *self.extra_args,
         ])
         self._write("admin.crt", admin)
         self._write("admin.key", admin_key)

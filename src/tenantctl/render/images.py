@@ -100,6 +100,11 @@ CATALOGUE: Mapping[str, CatalogueImage] = {
         "factory.talos.dev/installer", "spec.talos.installerRepository/<schematicID>:<talos version>",
         "Talos workers (install image)", per_cluster="TenantCluster spec.talos.installerRepository",
     ),
+    "audit-shipper": pinned(
+        "docker.io/library/busybox:1.37.0@sha256:1487d0af5f52b4ba31c7e465126ee2123fe3f2305d638e7827681e7cf6c83d5e",
+        "cozystack packages/apps/kubernetes/images/busybox.tag (the same pin as config-init)",
+        "apiserver pod sidecar: `tail -F` of the audit log (spec.controlPlane.apiServer.audit.shipping: sidecar)",
+    ),
     "config-init": pinned(
         "docker.io/library/busybox:1.37.0@sha256:1487d0af5f52b4ba31c7e465126ee2123fe3f2305d638e7827681e7cf6c83d5e",
         "cozystack packages/apps/kubernetes/images/busybox.tag",

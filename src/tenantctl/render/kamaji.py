@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tenantctl.render.apiserver_access import ApiServerAccess, apiserver_access
 from tenantctl.render.control_plane_resources import CSR_SIGNER_RESOURCES, component_resources
 from tenantctl.render.exposure import apiserver_network
 from tenantctl.render.image_settings import ImagesSpec
@@ -12,6 +13,7 @@ from tenantctl.render.meta import Names, object_meta
 from tenantctl.render.plain import plain_copy
 from tenantctl.render.versions import konnectivity_version, kubernetes_patch
 from tenantctl.spec import ObservedState, TenantCluster
+from tenantctl.spec.versions import minor_of
 
 __all__ = [
     "CONTROL_PLANE_COMPONENTS",
@@ -36,13 +38,15 @@ _CSR_SIGNER_SECURITY_CONTEXT: dict[str, Any] = {
 }
 
 
-def _apiserver_extra_args(cluster: TenantCluster) -> dict[str, Any]:
-    """The spec's extra flags as `--name=value` (bare `--name` for an empty value), sorted so the render is
-    stable; no `extraArgs` key at all when there are none."""
+def _apiserver_extra_args(cluster: TenantCluster, access: ApiServerAccess) -> dict[str, Any]:
+    """The spec's extra flags as `--name=value` (bare `--name` for an empty value) and the authentication
+    and audit flags, sorted so the render is stable; no `extraArgs` key at all when there are none."""
     extra_args = cluster.spec.control_plane.api_server.extra_args
-    if not extra_args:
-        return {}
-    return {"extraArgs": [f"--{k}={v}" if v else f"--{k}" for k, v in sorted(extra_args.items())]}
+    flags = sorted([*(f"--{k}={v}" if v else f"--{k}" for k, v in extra_args.items()), *access.args])
+    out: dict[str, Any] = {"extraArgs": flags} if flags else {}
+    if access.mounts:
+        out["extraVolumeMounts"] = access.mounts
+    return out
 
 
 # KamajiControlPlane field -> catalogue image; Kamaji runs `<spec.registry>/<containerImageName>:<spec.version>`.
@@ -77,6 +81,7 @@ def render_kamaji_control_plane(
     resources = cluster.spec.control_plane.resources
     version = kubernetes_patch(cluster)
     cert_sans = names.apiserver_dns_names(observed)
+    access = apiserver_access(cluster, minor_of(version), images)
     if observed is not None and observed.endpoint not in cert_sans:
         cert_sans.append(observed.endpoint)
     return {
@@ -98,7 +103,7 @@ def render_kamaji_control_plane(
                 field: {
                     "containerImageName": images.repository(image).rpartition("/")[2],
                     "resources": component_resources(field, resources.component(field)),
-                    **(_apiserver_extra_args(cluster) if field == "apiServer" else {}),
+                    **(_apiserver_extra_args(cluster, access) if field == "apiServer" else {}),
                 }
                 for field, image in CONTROL_PLANE_COMPONENTS.items()
             },
@@ -125,11 +130,13 @@ def render_kamaji_control_plane(
                             {"name": "talos-ca", "mountPath": "/etc/talos-ca", "readOnly": True},
                             {"name": "talos-tls-cert", "mountPath": "/etc/talos-server-crt", "readOnly": True},
                         ],
-                    }
+                    },
+                    *access.containers,
                 ],
                 "extraVolumes": [
                     {"name": "talos-ca", "secret": {"secretName": names.talos_ca}},
                     {"name": "talos-tls-cert", "secret": {"secretName": names.talos_tls}},
+                    *access.volumes,
                 ],
             },
         },

@@ -7,6 +7,7 @@ from typing import Any
 
 from tenantctl.problems import Problems
 from tenantctl.render.addons import TenantAddon, charts_in_use, render_addons, tenant_addons
+from tenantctl.render.apiserver_access import apiserver_access
 from tenantctl.render.autoscaler import render_autoscaler
 from tenantctl.render.backup import render_backup
 from tenantctl.render.bootstrap import render_tenant_bootstrap_objects
@@ -19,10 +20,12 @@ from tenantctl.render.standard_addons import standard_addons
 from tenantctl.render.substrates import SUBSTRATES
 from tenantctl.render.talos_config import CABPT_API, check_observed, render_talos_config_template
 from tenantctl.render.talos_pki import render_talos_pki
+from tenantctl.render.versions import kubernetes_patch
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, TenantInput
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_kamaji_serves
 from tenantctl.spec.placement import node_groups
+from tenantctl.spec.versions import minor_of
 
 __all__ = [
     "addons_of", "charts_used", "refuse_collisions", "render_cluster", "render_tenant", "render_tenant_bootstrap",
@@ -54,6 +57,8 @@ def _render_cluster_sourced(
     infra_cluster = substrate.render_infra_cluster(cluster)
     objects: list[dict[str, Any]] = [
         *render_talos_pki(cluster, observed),
+        # Before the control plane that mounts them: Kamaji's apiserver Pod waits for a missing ConfigMap.
+        *apiserver_access(cluster, minor_of(kubernetes_patch(cluster)), images).objects,
         render_capi_cluster(cluster, control_plane, infra_cluster),
         control_plane,
         infra_cluster,

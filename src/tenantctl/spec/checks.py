@@ -16,6 +16,8 @@ from tenantctl.spec import syntax
 from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.address_pools import check_address_pool, check_device_capacity, pool_usable
 from tenantctl.spec.addresses import is_literal_ip, literal_ipv4, network, parse_address_entry
+from tenantctl.spec.audit import check_audit
+from tenantctl.spec.authentication import check_authentication
 from tenantctl.spec.autoscaling import check_autoscaling
 from tenantctl.spec.backup import check_backup, check_restore
 from tenantctl.spec.control_plane_checks import check_control_plane
@@ -82,6 +84,11 @@ def check_tenant_cluster(tc: TenantCluster, problems: Problems) -> None:
     _check_talos_images(at, tc, problems)
     _check_network(at, tc, problems)
     check_control_plane(at, spec.control_plane, problems)
+    api_server = spec.control_plane.api_server
+    minor = ".".join(spec.version.split(".")[:2]) if full_match(KUBE_VERSION, spec.version) else None
+    check_authentication(f"{at}.spec.controlPlane.apiServer.authentication", api_server.authentication, minor,
+                         spec.network.cluster_domain, api_server.extra_args, problems)
+    check_audit(f"{at}.spec.controlPlane.apiServer.audit", api_server.audit, api_server.extra_args, problems)
     check_expose(at, spec.expose, spec.substrate, problems)
     if spec.substrate == "proxmox":
         if spec.os_image is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field, JsonValue
 
+from tenantctl.spec.audit import AuditSpec
+from tenantctl.spec.authentication import AuthenticationSpec
 from tenantctl.spec.base import SpecModel
 from tenantctl.spec.resource_presets import DEFAULT_PRESETS, PRESETS
 
@@ -66,3 +68,7 @@ class ApiServerSpec(SpecModel):
         default_factory=dict,
         description="Extra kube-apiserver flags, name (no leading --) to value; flags Kamaji sets are refused.",
     )
+    authentication: AuthenticationSpec | None = Field(
+        default=None, description="JWT issuers (SSO) and anonymous access, as a structured AuthenticationConfiguration "
+                                  "(docs/access.md).")
+    audit: AuditSpec | None = Field(default=None, description="The apiserver's audit log (docs/access.md).")
