@@ -260,18 +260,38 @@ def kubeconfig(
     external: Annotated[
         bool, typer.Option("--external", help="Point it at the address spec.expose publishes.")
     ] = False,
+    oidc: Annotated[
+        bool, typer.Option("--oidc", help="A kubeconfig that signs in through the tenant's JWT issuer (SSO).")
+    ] = False,
+    issuer: Annotated[
+        str | None, typer.Option("--issuer", metavar="URL", help="With --oidc: which issuer, when several.")
+    ] = None,
+    client_id: Annotated[
+        str | None, typer.Option("--client-id", metavar="ID", help="With --oidc: the client id (default: the "
+                                 "issuer's first audience).")
+    ] = None,
 ) -> None:
-    """Print the tenant's admin kubeconfig (from the Secret Kamaji writes); --external for use from outside."""
+    """Print the tenant's admin kubeconfig (from the Secret Kamaji writes); --external for use from outside.
+
+    With --oidc: the same clusters, and a user that gets its token from the tenant's issuer through
+    kubectl's exec plugin convention (`kubectl oidc-login`); the admin one stays for break-glass."""
     import asyncio
 
     import yaml
 
-    from tenantctl.operator.daytwo.kubeconfig import user_kubeconfig
+    from tenantctl.operator.daytwo.kubeconfig import oidc_kubeconfig, user_kubeconfig
     from tenantctl.operator.kube.client import APIError, KubeClient
     from tenantctl.operator.kube.connect import management_connection
+    from tenantctl.problems import InvalidInput, Problem
+
+    if not oidc and (issuer is not None or client_id is not None):
+        raise InvalidInput([Problem("--issuer" if issuer is not None else "--client-id", "only with --oidc")])
 
     async def fetch() -> dict[str, Any]:
         async with KubeClient(management_connection(management, context)) as api:
+            if oidc:
+                return await oidc_kubeconfig(api, namespace, name, external=external, issuer=issuer,
+                                             client_id=client_id)
             return await user_kubeconfig(api, namespace, name, external=external)
 
     try:

@@ -190,3 +190,70 @@ async def test_the_command_prints_yaml_and_refuses_with_exit_2(mgmt: KubeEmulato
     assert missing.exit_code == 2
     assert missing.stdout == "" and "Traceback" not in missing.output
     assert "TenantCluster/nope: no TenantCluster tenant-demo/nope" in missing.stderr
+
+
+def seed_sso(mgmt: KubeEmulator, jwts: list[dict[str, Any]]) -> None:
+    docs = clone(load_example("kubevirt.yaml"))
+    tc = doc(docs, "TenantCluster")
+    tc["spec"]["version"] = "v1.34"
+    tc["spec"].setdefault("controlPlane", {})["apiServer"] = {"authentication": {"jwt": jwts}} if jwts else {}
+    management(mgmt)
+    seed_documents(mgmt, docs)
+    seed_control_plane(mgmt, docs, INTERNAL["kubevirt.yaml"])
+
+
+ISSUER = {"issuer": {"url": "https://idp.example.com/realms/acme", "audiences": ["acme-k8s", "ci"],
+                     "audienceMatchPolicy": "MatchAny"},
+          "claimMappings": {"username": {"claim": "email", "prefix": "oidc:"},
+                            "groups": {"claim": "groups", "prefix": "oidc:"}}}
+
+
+def oidc(config: Path, *args: str) -> Any:
+    return CliRunner().invoke(app, ["kubeconfig", "demo", "-n", "tenant-demo", "--kubeconfig", str(config),
+                                    "--oidc", *args])
+
+
+@pytest.fixture()
+def mgmt_config(mgmt: KubeEmulator, tmp_path: Path) -> Path:
+    path = tmp_path / "mgmt.yaml"
+    path.write_text(kubeconfig_for(url(mgmt)))
+    return path
+
+
+async def test_oidc_gives_the_clusters_with_an_exec_user_and_no_admin_credential(
+    mgmt: KubeEmulator, mgmt_config: Path
+) -> None:
+    seed_sso(mgmt, [ISSUER])
+    result = await asyncio.to_thread(oidc, mgmt_config)
+    assert result.exit_code == 0, result.output
+    config = yaml.safe_load(result.stdout)
+    admin = yaml.safe_load(kubeconfig_for(INTERNAL["kubevirt.yaml"]))
+    assert config["clusters"] == admin["clusters"]
+    (user,) = config["users"]
+    assert user["user"] == {"exec": {
+        "apiVersion": "client.authentication.k8s.io/v1", "command": "kubectl", "interactiveMode": "IfAvailable",
+        "provideClusterInfo": False,
+        "args": ["oidc-login", "get-token", "--oidc-issuer-url=https://idp.example.com/realms/acme",
+                 "--oidc-client-id=acme-k8s", "--oidc-extra-scope=email", "--oidc-extra-scope=groups"],
+    }}
+    assert "client-key-data" not in result.stdout and "token:" not in result.stdout
+    chosen = await asyncio.to_thread(oidc, mgmt_config, "--client-id", "cli")
+    assert "--oidc-client-id=cli" in chosen.stdout
+
+
+async def test_oidc_is_refused_without_an_issuer_and_asks_which_of_several(
+    mgmt: KubeEmulator, mgmt_config: Path
+) -> None:
+    seed_sso(mgmt, [])
+    none = await asyncio.to_thread(oidc, mgmt_config)
+    assert none.exit_code == 2 and "names no JWT issuer" in none.output
+    other = {**ISSUER, "issuer": {"url": "https://dex.example.com", "audiences": ["k8s"]}}
+    seed_sso(mgmt, [ISSUER, other])
+    several = await asyncio.to_thread(oidc, mgmt_config)
+    assert several.exit_code == 2 and "--issuer: required" in several.output
+    picked = await asyncio.to_thread(oidc, mgmt_config, "--issuer", "https://dex.example.com/")
+    assert picked.exit_code == 0 and "--oidc-issuer-url=https://dex.example.com" in picked.stdout
+    unknown = await asyncio.to_thread(oidc, mgmt_config, "--issuer", "https://else.example.com")
+    assert unknown.exit_code == 2 and "is not among" in unknown.output
+    lone = CliRunner().invoke(app, ["kubeconfig", "demo", "-n", "tenant-demo", "--issuer", "https://x"])
+    assert lone.exit_code == 2 and "only with --oidc" in lone.output

@@ -7,6 +7,7 @@ name, pre-assigned address or assigned address on the Service's port.
 
 from __future__ import annotations
 
+import base64
 import copy
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,8 +19,9 @@ from tenantctl.render import Names
 from tenantctl.render.exposure import expose_type
 from tenantctl.render.kamaji import KUBECONFIG_KEY
 from tenantctl.spec import API_VERSION, TenantCluster, parse_tenant_documents
+from tenantctl.spec.authentication import JWTAuthenticatorSpec
 
-__all__ = ["INGRESS_PORT", "external_server", "user_kubeconfig"]
+__all__ = ["INGRESS_PORT", "external_server", "oidc_kubeconfig", "user_kubeconfig"]
 
 INGRESS_PORT = 443
 _NOT_EXPOSED = (
@@ -95,3 +97,56 @@ async def user_kubeconfig(api: KubeClient, namespace: str, name: str, *, externa
     for entry in config.get("clusters") or []:
         entry["cluster"]["server"] = await external_server(api, cluster, str(entry["cluster"]["server"]))
     return config
+
+
+def _issuer_of(cluster: TenantCluster, issuer: str | None) -> JWTAuthenticatorSpec:
+    at = f"TenantCluster/{cluster.metadata.name}.spec.controlPlane.apiServer.authentication"
+    authn = cluster.spec.control_plane.api_server.authentication
+    jwts = authn.jwt if authn is not None else []
+    if not jwts:
+        raise InvalidInput([Problem("--oidc", f"{at} names no JWT issuer: the tenant accepts no SSO tokens")])
+    if issuer is None:
+        if len(jwts) > 1:
+            raise InvalidInput([Problem("--issuer", "required: the tenant accepts " + ", ".join(
+                j.issuer.url for j in jwts))])
+        return jwts[0]
+    for jwt in jwts:
+        if jwt.issuer.url.rstrip("/") == issuer.rstrip("/"):
+            return jwt
+    raise InvalidInput([Problem("--issuer", f"{issuer!r} is not among {at}.jwt: "
+                                + ", ".join(j.issuer.url for j in jwts))])
+
+
+def oidc_user(jwt: JWTAuthenticatorSpec, client_id: str | None) -> dict[str, Any]:
+    """The kubeconfig user that gets its token from the issuer through kubectl's exec credential plugin
+    convention (kubelogin's `kubectl oidc-login get-token`, the client most issuers document): the token's
+    audience is the client id, so it defaults to the issuer's first audience; the scopes ask for the
+    claims the tenant maps (an `email` or `groups` claim is sent only when its scope is asked for)."""
+    claims = {m.claim for m in (jwt.claim_mappings.username, jwt.claim_mappings.groups) if m is not None and m.claim}
+    args = ["oidc-login", "get-token", f"--oidc-issuer-url={jwt.issuer.url}",
+            f"--oidc-client-id={client_id or jwt.issuer.audiences[0]}"]
+    args += [f"--oidc-extra-scope={scope}" for scope in sorted(claims & {"email", "groups", "profile"})]
+    if jwt.issuer.certificate_authority:
+        ca = base64.b64encode(jwt.issuer.certificate_authority.encode()).decode()
+        args.append(f"--certificate-authority-data={ca}")
+    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": "kubectl", "args": args,
+                     "interactiveMode": "IfAvailable", "provideClusterInfo": False}}
+
+
+async def oidc_kubeconfig(api: KubeClient, namespace: str, name: str, *, external: bool, issuer: str | None,
+                          client_id: str | None) -> dict[str, Any]:
+    """The admin kubeconfig's clusters with a user that signs in through the tenant's issuer: nothing of
+    the admin credential is in it."""
+    cluster = await _tenant_cluster(api, namespace, name)
+    jwt = _issuer_of(cluster, issuer)
+    admin = await user_kubeconfig(api, namespace, name, external=external)
+    user = f"{name}-oidc"
+    clusters = admin.get("clusters") or []
+    return {
+        "apiVersion": "v1", "kind": "Config", "preferences": {},
+        "clusters": clusters,
+        "users": [{"name": user, "user": oidc_user(jwt, client_id)}],
+        "contexts": [{"name": f"{user}@{entry['name']}", "context": {"cluster": entry["name"], "user": user}}
+                     for entry in clusters],
+        "current-context": f"{user}@{clusters[0]['name']}" if clusters else "",
+    }
