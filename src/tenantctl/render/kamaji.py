@@ -19,6 +19,7 @@ __all__ = [
     "CONTROL_PLANE_COMPONENTS",
     "KAMAJI_API",
     "KUBECONFIG_KEY",
+    "apiserver_flags",
     "control_plane_registry",
     "render_kamaji_control_plane",
 ]
@@ -36,6 +37,12 @@ _CSR_SIGNER_SECURITY_CONTEXT: dict[str, Any] = {
     "capabilities": {"drop": ["ALL"]},
     "seccompProfile": {"type": "RuntimeDefault"},
 }
+
+
+def apiserver_flags(cluster: TenantCluster) -> list[str]:
+    """The extra flags the KamajiControlPlane gives the tenant's apiserver (what its Deployment should carry)."""
+    access = apiserver_access(cluster, minor_of(kubernetes_patch(cluster)), ImagesSpec())
+    return list(_apiserver_extra_args(cluster, access).get("extraArgs") or [])
 
 
 def _apiserver_extra_args(cluster: TenantCluster, access: ApiServerAccess) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from tenantctl.render.meta import NODE_GROUP_LABEL, POOL_LABEL, inventory_scope
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import DEFAULT_KAMAJI, KamajiRelease, check_change_from_live, installed_patch
+from tenantctl.spec.kamaji_flags import unapplied_change
 from tenantctl.spec.patch_policy import PatchUpgrades
 
 __all__ = ["Action", "Change", "TenantPlan", "observe_read_only", "plan_cluster", "upgrade_sequence"]
@@ -88,6 +89,8 @@ class TenantPlan:
     """The newest backup in the bucket and how many are kept (daytwo.backup.last_backup); {} without one."""
     restore: dict[str, Any] = field(default_factory=dict)
     """A restore's progress as the operator recorded it (status.restore)."""
+    kamaji: list[str] = field(default_factory=list)
+    """Changes the management cluster's Kamaji would not apply (spec.kamaji_flags)."""
     desired: list[Obj] = field(default_factory=list, repr=False)
     """The objects the operator would apply: `plan` judges them against the upstream CRDs before showing the diff."""
 
@@ -140,6 +143,10 @@ async def observe_read_only(
     talos = talos_secrets_from(values)
     domain = management_domain or await applied_management_domain(api, cluster) or DEFAULT_MANAGEMENT_DOMAIN
     return await observe(api, cluster, talos, domain)
+
+
+def _extra_args(kcp: Obj) -> list[str]:
+    return [str(a) for a in ((kcp.get("spec") or {}).get("apiServer") or {}).get("extraArgs") or []]
 
 
 def _split(key: str) -> tuple[str, str]:
@@ -264,6 +271,12 @@ async def plan_cluster(
     plan.desired = list(desired)
     if held.waiting:
         plan.pending["render"] = list(held.waiting)
+    live_kcp = next((o for (k, _), o in live.items() if _split(k)[1] == "KamajiControlPlane"), None)
+    wanted_kcp = next((o for o in desired if o["kind"] == "KamajiControlPlane"), None)
+    if live_kcp is not None and wanted_kcp is not None:
+        note = unapplied_change(kamaji.release, _extra_args(live_kcp), _extra_args(wanted_kcp))
+        if note:
+            plan.kamaji.append(note)
     replicas = _pool_replicas(desired, live)
     plan.upgrade = upgrade_sequence(cluster, [p.metadata.name for p in pools], live, replicas)
     plan.capacity = await address_warnings(api, cluster, pools, live_mds)
@@ -389,6 +402,7 @@ def render_text(plans: Sequence[TenantPlan]) -> str:
             lines.append("  !! for an input the cluster already holds; every worker of these pools is replaced:")
             lines += [f"  !!   {c.note}" for c in plan.rotations]
         lines += [f"  !! {line}" for line in plan.capacity]
+        lines += [f"  !! {line}" for line in plan.kamaji]
         if plan.pending.get("kubernetes"):
             lines.append(f"  pending patch {plan.pending['kubernetes']}: {plan.pending['reason']}")
         lines += [f"  pending: {line}" for line in plan.pending.get("render") or ()]

@@ -18,6 +18,7 @@ from typing import Any
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import APIError, KubeClient
 from tenantctl.operator.kube.tenants import TenantClients
+from tenantctl.operator.phases.apiserver_flags import FlagsCheck, check_flags
 from tenantctl.operator.phases.apply import (
     ApplyResult,
     MissingAPIError,
@@ -107,6 +108,8 @@ class Scope:
     """spec.restore only: the phase after this pass."""
     backup: BackupCheck | None = None
     """spec.backup only: whether the backups keep up with their schedule."""
+    flags: FlagsCheck | None = None
+    """A tenant with extra apiserver flags: whether its running apiserver carries them."""
     live_deployments: Sequence[Mapping[str, Any]] = ()
     """The tenant's MachineDeployments as this pass read them (their machine templates are kept)."""
     waiting_for_roll: tuple[str, ...] = ()
@@ -163,6 +166,7 @@ async def reconcile(scope: Scope) -> PassResult:
             scope.applied.applied += await apply_shared(scope.api, _chart_sources(scope))
         scope.credentials = await check_credentials(scope.api, scope.cluster)
         scope.backup = await backup_freshness(scope.api, scope.cluster, datetime.datetime.now(tz=datetime.UTC))
+        scope.flags = await check_flags(scope.api, scope.cluster, scope.kamaji_release)
     except InvalidInput as exc:
         _refuse(scope, exc)
         return _result(scope)
@@ -481,6 +485,9 @@ def _result(scope: Scope) -> PassResult:
         else:
             conditions.insert(0, _ready(conditions, ready, gen))
         conditions.append(_deprecated(scope.deprecated, gen))
+        if scope.flags is not None:
+            flags = scope.flags
+            conditions.append(condition(ConditionType.APISERVER_FLAGS, flags.ok, flags.reason, flags.message, gen))
         if scope.backup is not None:
             check = scope.backup
             conditions.append(condition(ConditionType.BACKUP_FRESH, check.fresh, check.reason, check.message, gen))
