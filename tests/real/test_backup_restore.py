@@ -69,6 +69,18 @@ def tenant_docs(name: str, endpoint: str, restore: dict[str, Any] | None = None)
     return docs
 
 
+def play_tenant_control_plane(admin: Api, name: str, driver: str, datastore: str) -> None:
+    """The TenantControlPlane the Kamaji provider creates (held at zero), with the storage status Kamaji writes."""
+    admin.apply({"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "TenantControlPlane",
+                 "metadata": {"name": name, "namespace": NS},
+                 "spec": {"controlPlane": {"deployment": {"replicas": 0}, "service": {"serviceType": "ClusterIP"}},
+                          "networkProfile": {"port": 6443},
+                          "kubernetes": {"version": "v1.34.4", "kubelet": {"cgroupfs": "systemd"}}}},
+                manager="capi-kamaji")
+    admin.merge_status("kamaji.clastix.io/v1alpha1", "TenantControlPlane", NS, name, {"storage": {
+        "driver": driver, "dataStoreName": datastore, "setup": {"schema": schema(name), "user": schema(name)}}})
+
+
 def play_kamaji(admin: Api, name: str, etcd: SecureEtcd, plane_ca: Any) -> tuple[Path, Path, Path]:
     """What Kamaji writes for a TenantControlPlane on an etcd DataStore: the etcd user and role of its
     schema, the datastore certificate (CN = that user), the PKI Secrets, the TCP's status.storage and the
@@ -85,14 +97,7 @@ def play_kamaji(admin: Api, name: str, etcd: SecureEtcd, plane_ca: Any) -> tuple
     for suffix, data in pki.items():
         admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{name}-{suffix}", "namespace": NS},
                      "data": {k: b64(v) for k, v in data.items()}}, manager="kamaji")
-    admin.apply({"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "TenantControlPlane",
-                 "metadata": {"name": name, "namespace": NS},
-                 "spec": {"controlPlane": {"deployment": {"replicas": 0}, "service": {"serviceType": "ClusterIP"}},
-                          "networkProfile": {"port": 6443},
-                          "kubernetes": {"version": "v1.34.4", "kubelet": {"cgroupfs": "systemd"}}}},
-                manager="capi-kamaji")
-    admin.merge_status("kamaji.clastix.io/v1alpha1", "TenantControlPlane", NS, name, {"storage": {
-        "driver": "etcd", "dataStoreName": "default", "setup": {"schema": schema(name), "user": schema(name)}}})
+    play_tenant_control_plane(admin, name, "etcd", "default")
     admin.apply({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "namespace": NS},
                  "spec": {"replicas": 0, "selector": {"matchLabels": {"kamaji.clastix.io/name": name}},
                           "template": {"metadata": {"labels": {"kamaji.clastix.io/name": name}},
@@ -101,6 +106,33 @@ def play_kamaji(admin: Api, name: str, etcd: SecureEtcd, plane_ca: Any) -> tuple
                                                                          f"--etcd-prefix=/{schema(name)}"]}]}}}},
                 manager="kamaji")
     return access.ca, access.cert, access.key
+
+
+def backup_secrets(admin: Api) -> None:
+    """The namespace, the bucket's credentials (moto takes any) and the encryption key."""
+    admin.namespace(NS)
+    admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "backup-s3", "namespace": NS},
+                 "stringData": {"AWS_ACCESS_KEY_ID": "test-access", "AWS_SECRET_ACCESS_KEY": "test-secret"}})
+    admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "backup-key", "namespace": NS},
+                 "data": {"key": b64(KEY)}})
+
+
+def started_tenant(admin: Api, etcd: SecureEtcd, s3: str, name: str, tmp_path: Path) -> tuple[list[Any], ControlPlane]:
+    """A TenantCluster with spec.backup, what Kamaji sets up for it, and its own apiserver on its prefix."""
+    docs = tenant_docs(name, s3)
+    for d in docs:
+        admin.apply(d, manager="kubectl")
+    plane = ControlPlane(tmp_path / name, binaries(), controller_manager=False, etcd_url=etcd.url,
+                         etcd_prefix=f"/{schema(name)}")
+    plane.etcd_tls = play_kamaji(admin, name, etcd, plane.ca)
+    return docs, plane.start()
+
+
+def bucket_object(s3: str, key: str) -> bytes:
+    client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="test-access",
+                          aws_secret_access_key="test-secret")
+    body: bytes = client.get_object(Bucket="tenants", Key=key)["Body"].read()
+    return body
 
 
 def grant(admin: Api, management: ControlPlane, objects: list[dict[str, Any]], account: str, tmp: Path) -> str:
@@ -140,20 +172,8 @@ def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
 ) -> None:
     etcd, s3 = peers
     etcdctl = str(etcdctl_bin())
-    admin.namespace(NS)
-    admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "backup-s3", "namespace": NS},
-                 "stringData": {"AWS_ACCESS_KEY_ID": "test-access", "AWS_SECRET_ACCESS_KEY": "test-secret"}})
-    admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "backup-key", "namespace": NS},
-                 "data": {"key": b64(KEY)}})
-
-    # The tenant: its TenantCluster, what Kamaji sets up, and its own apiserver on its etcd prefix.
-    docs = tenant_docs("alpha", s3)
-    for d in docs:
-        admin.apply(d, manager="kubectl")
-    original = ControlPlane(tmp_path / "alpha", binaries(), controller_manager=False, etcd_url=etcd.url,
-                            etcd_prefix=f"/{schema('alpha')}")
-    original.etcd_tls = play_kamaji(admin, "alpha", etcd, original.ca)
-    original.start()
+    backup_secrets(admin)
+    docs, original = started_tenant(admin, etcd, s3, "alpha", tmp_path)
     try:
         tenant = Api(original.server, original.admin)
         tenant.namespace("app")
@@ -174,9 +194,7 @@ def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
     stored = json.loads(ran.stdout)
     assert stored["keys"] > 30 and stored["revision"] > 0
     # What the bucket holds is sealed: no Secret value, no key name, no PKI.
-    s3_client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="test-access",
-                             aws_secret_access_key="test-secret")
-    raw = s3_client.get_object(Bucket="tenants", Key=stored["object"])["Body"].read()
+    raw = bucket_object(s3, stored["object"])
     assert raw.startswith(b"TCTLBKP1"), "sealed, not a bare gzip'd bundle (whose compression would hide plaintext)"
     for plain in (SECRET_VALUE.encode(), b"/secrets/app/db", b"CA KEY alpha", b"SA KEY alpha", KEY):
         assert plain not in raw
@@ -261,19 +279,9 @@ def test_the_operator_holds_a_restored_tenant_until_it_is_imported_and_scrubbed(
     tokens and Delete volumes scrubbed through the tenant's API; then everything released, the Job gone."""
     etcd, s3 = peers
     etcdctl = str(etcdctl_bin())
-    admin.namespace(NS)
-    for secret in ({"name": "backup-s3", "stringData": {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}},
-                   {"name": "backup-key", "data": {"key": b64(KEY)}}):
-        admin.apply({"apiVersion": "v1", "kind": "Secret",
-                     "metadata": {"name": secret.pop("name"), "namespace": NS}, **secret})
+    backup_secrets(admin)
     # The source, with what a restore must not bring back alive: a Node, a bootstrap token, a Delete volume.
-    source_docs = tenant_docs("gamma", s3)
-    for d in source_docs:
-        admin.apply(d, manager="kubectl")
-    source = ControlPlane(tmp_path / "gamma", binaries(), controller_manager=False, etcd_url=etcd.url,
-                          etcd_prefix=f"/{schema('gamma')}")
-    source.etcd_tls = play_kamaji(admin, "gamma", etcd, source.ca)
-    source.start()
+    _, source = started_tenant(admin, etcd, s3, "gamma", tmp_path)
     try:
         tenant = Api(source.server, source.admin)
         tenant.apply({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gamma-md0-old"}})
@@ -363,14 +371,7 @@ def play_kamaji_postgres(admin: Api, name: str, server: Postgres, password: str)
     for suffix, key in (("ca", "ca.crt"), ("sa-certificate", "sa.key"), ("front-proxy-ca-certificate", "fp.crt")):
         admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"{name}-{suffix}", "namespace": NS},
                      "data": {key: b64(f"{suffix} of {name}")}}, manager="kamaji")
-    admin.apply({"apiVersion": "kamaji.clastix.io/v1alpha1", "kind": "TenantControlPlane",
-                 "metadata": {"name": name, "namespace": NS},
-                 "spec": {"controlPlane": {"deployment": {"replicas": 0}, "service": {"serviceType": "ClusterIP"}},
-                          "networkProfile": {"port": 6443},
-                          "kubernetes": {"version": "v1.34.4", "kubelet": {"cgroupfs": "systemd"}}}},
-                manager="capi-kamaji")
-    admin.merge_status("kamaji.clastix.io/v1alpha1", "TenantControlPlane", NS, name, {"storage": {
-        "driver": "PostgreSQL", "dataStoreName": "postgres", "setup": {"schema": schema(name), "user": schema(name)}}})
+    play_tenant_control_plane(admin, name, "PostgreSQL", "postgres")
     return access
 
 
@@ -378,11 +379,7 @@ def test_a_kine_tenant_on_postgresql_is_dumped_and_restored_by_its_own_login(
     installed: Any, admin: Api, management: ControlPlane, peers: tuple[SecureEtcd, str], tmp_path: Path,
 ) -> None:
     _, s3 = peers
-    admin.namespace(NS)
-    for secret in ({"name": "backup-s3", "stringData": {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}},
-                   {"name": "backup-key", "data": {"key": b64(KEY)}}):
-        admin.apply({"apiVersion": "v1", "kind": "Secret",
-                     "metadata": {"name": secret.pop("name"), "namespace": NS}, **secret})
+    backup_secrets(admin)
     with postgres() as server:
         docs = tenant_docs("kilo", s3)
         for d in docs:
@@ -400,9 +397,7 @@ def test_a_kine_tenant_on_postgresql_is_dumped_and_restored_by_its_own_login(
         assert ran.exit_code == 0, ran.output
         stored = json.loads(ran.stdout)
         assert (stored["keys"], stored["revision"]) == (40, 40)
-        s3_client = boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="k",
-                                 aws_secret_access_key="s")
-        raw = s3_client.get_object(Bucket="tenants", Key=stored["object"])["Body"].read()
+        raw = bucket_object(s3, stored["object"])
         assert raw.startswith(b"TCTLBKP1") and SECRET_VALUE.encode() not in raw
 
         restored_docs = tenant_docs("lima", s3, {"from": {"name": "kilo"}, "mode": "clone"})
