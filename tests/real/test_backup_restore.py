@@ -311,8 +311,10 @@ def test_the_operator_holds_a_restored_tenant_until_it_is_imported_and_scrubbed(
             assert kcp is not None and kcp["spec"]["replicas"] == 0
             deployments = admin.list("apps/v1", "Deployment", NS)
             assert not [o for o in deployments if o["metadata"]["name"].startswith("delta-")]
-            tc = admin.get("tenantctl.io/v1alpha1", "TenantCluster", NS, "delta")
-            assert (tc or {}).get("status", {}).get("restore", {}).get("phase") == "Importing"
+            # The status is written at the end of the pass that applied the Job: wait for it, not for the Job.
+            await eventually(lambda: ((admin.get("tenantctl.io/v1alpha1", "TenantCluster", NS, "delta") or {})
+                                      .get("status", {}).get("restore", {}).get("phase")) == "Importing",
+                             30, what="status.restore.phase Importing")
             # Kamaji sets the datastore up at zero replicas; the Job (played by its own command) imports.
             tls = play_kamaji(admin, "delta", etcd, ControlPlane(tmp_path / "unused", binaries()).ca)
             kubeconfig = grant(admin, management, [], "delta-restore", tmp_path)
