@@ -9,6 +9,7 @@ certificate files live in `workdir` only while a command runs.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import datetime
@@ -24,19 +25,20 @@ from tenantctl.backup.postgres import PostgresAccess
 from tenantctl.backup.postgres import dump as pg_dump
 from tenantctl.backup.postgres import restore as pg_restore
 from tenantctl.backup.seal import seal, unseal
-from tenantctl.backup.store import BackupStore, S3Target, Stored
-from tenantctl.operator.kube.client import KubeClient
+from tenantctl.backup.store import BackupStore, S3Target, Stored, StoreError
+from tenantctl.operator.kube.client import APIError, KubeClient
+from tenantctl.operator.phases.apiserver_flags import APISERVER, running_flags
 from tenantctl.problems import InvalidInput, Problem
-from tenantctl.render.backup import BACKUP_PKI_SUFFIXES, datastore_certificate
-from tenantctl.render.meta import Names, kamaji_ca
+from tenantctl.render.backup import BACKUP_PKI_SUFFIXES, datastore_certificate, pki_secret
+from tenantctl.render.meta import Names
+from tenantctl.render.talos_api import TENANT_CONTROL_PLANE_API as TCP_API
+from tenantctl.spec import API_VERSION as TC_API
 from tenantctl.spec import TenantCluster, parse_tenant_documents
 from tenantctl.spec.backup import BackupSpec
 
-__all__ = ["BackupPlan", "Restored", "Tools", "backup_line", "backups_of", "fetch", "gather", "last_backup", "restore",
+__all__ = ["BackupPlan", "Restored", "Tools", "backup_line", "backups_of", "gather", "last_backup", "restore",
            "run_backup", "verify"]
 
-TC_API, TCP_API = "tenantctl.io/v1alpha1", "kamaji.clastix.io/v1alpha1"
-APISERVER = "kube-apiserver"
 
 
 @dataclass
@@ -106,12 +108,9 @@ async def _target(api: KubeClient, namespace: str, backup: BackupSpec) -> tuple[
 
 
 def _etcd_servers(deployment: Mapping[str, Any]) -> tuple[str, ...]:
-    for container in ((deployment.get("spec") or {}).get("template") or {}).get("spec", {}).get("containers") or []:
-        if container.get("name") != APISERVER:
-            continue
-        for arg in [*(container.get("command") or []), *(container.get("args") or [])]:
-            if str(arg).startswith("--etcd-servers="):
-                return tuple(s for s in str(arg).split("=", 1)[1].split(",") if s)
+    for arg in running_flags(deployment):
+        if arg.startswith("--etcd-servers="):
+            return tuple(s for s in arg.split("=", 1)[1].split(",") if s)
     return ()
 
 
@@ -148,7 +147,7 @@ async def _pki(api: KubeClient, cluster: TenantCluster) -> dict[str, dict[str, b
     secrets = await api.require("v1", "Secret")
     out = {}
     for suffix in BACKUP_PKI_SUFFIXES:
-        name = kamaji_ca(names.control_plane) if suffix == "ca" else f"{names.control_plane}-{suffix}"
+        name = pki_secret(names.control_plane, suffix)
         found = await api.get(secrets, name, names.namespace, cached=False)
         if found is None:
             raise _refuse(f"Secret/{names.namespace}/{name}", "not found: Kamaji has not issued the tenant's PKI yet")
@@ -213,8 +212,6 @@ def _postgres(plan: BackupPlan, files: Mapping[str, Path], tools: Tools) -> Post
 async def run_backup(api: KubeClient, namespace: str, name: str, *, tools: Tools = Tools(),
                      workdir: Path | None = None, now: datetime.datetime | None = None) -> tuple[Stored, list[str]]:
     """Export, seal, upload, prune: the stored backup and the pruned object names."""
-    import asyncio
-
     plan = await gather(api, namespace, name)
     plan.pki = await _pki(api, plan.cluster)
     certificate = await _access(api, plan)
@@ -238,8 +235,6 @@ async def run_backup(api: KubeClient, namespace: str, name: str, *, tools: Tools
 
 async def backups_of(api: KubeClient, namespace: str, name: str, source: str | None = None) -> list[Stored]:
     """The backups kept for `source` (`namespace/name`; default: the tenant itself), oldest first."""
-    import asyncio
-
     plan = await gather(api, namespace, name, with_storage=False)
     src_ns, _, src_name = (source or f"{namespace}/{name}").partition("/")
     return await asyncio.to_thread(BackupStore(plan.target).backups, src_ns, src_name)
@@ -256,21 +251,19 @@ def _pick(stored: Sequence[Stored], which: str, source: str) -> Stored:
     return found[0]
 
 
-async def fetch(api: KubeClient, namespace: str, name: str, source: str | None, which: str) -> tuple[Stored, Bundle]:
-    import asyncio
-
-    plan = await gather(api, namespace, name, with_storage=False)
-    src = source or f"{namespace}/{name}"
-    src_ns, _, src_name = src.partition("/")
+async def _fetch(plan: BackupPlan, source: str, which: str) -> tuple[Stored, Bundle]:
+    """Download `which` of `source`'s backups from the plan's bucket, unseal and unpack it."""
+    src_ns, _, src_name = source.partition("/")
     store = BackupStore(plan.target)
-    chosen = _pick(await asyncio.to_thread(store.backups, src_ns, src_name), which, src)
+    chosen = _pick(await asyncio.to_thread(store.backups, src_ns, src_name), which, source)
     blob = await asyncio.to_thread(store.get, chosen.key)
     return chosen, unpack(unseal(plan.key, blob))
 
 
 async def verify(api: KubeClient, namespace: str, name: str, source: str | None, which: str) -> tuple[Stored, Bundle]:
     """Download, unseal and unpack: a bundle whose key, SHA-256 or key count is wrong is refused."""
-    return await fetch(api, namespace, name, source, which)
+    plan = await gather(api, namespace, name, with_storage=False)
+    return await _fetch(plan, source or f"{namespace}/{name}", which)
 
 
 @dataclass
@@ -290,7 +283,7 @@ async def _replace_pki(api: KubeClient, cluster: TenantCluster, pki: Mapping[str
     secrets = await api.require("v1", "Secret")
     written = []
     for suffix, data in sorted(pki.items()):
-        name = kamaji_ca(names.control_plane) if suffix == "ca" else f"{names.control_plane}-{suffix}"
+        name = pki_secret(names.control_plane, suffix)
         if await api.get(secrets, name, names.namespace, cached=False) is None:
             raise _refuse(f"Secret/{names.namespace}/{name}", "not found: Kamaji has not issued the tenant's PKI yet")
         await api.merge_patch(secrets, name, names.namespace,
@@ -302,7 +295,6 @@ async def _replace_pki(api: KubeClient, cluster: TenantCluster, pki: Mapping[str
 async def _wait_for_storage(api: KubeClient, plan: BackupPlan, timeout: float) -> None:
     """Kamaji sets up the new tenant's datastore user and certificate once its control plane exists (held at
     zero replicas): the restore Job may start before that."""
-    import asyncio
     import time
 
     deadline = time.monotonic() + timeout
@@ -320,8 +312,6 @@ async def _wait_for_storage(api: KubeClient, plan: BackupPlan, timeout: float) -
 async def restore(api: KubeClient, namespace: str, name: str, *, tools: Tools = Tools(),
                   workdir: Path | None = None, wait_seconds: float = 600) -> Restored:
     """Restore as the tenant's spec.restore says (see the CLI's `backup restore`)."""
-    import asyncio
-
     plan = await gather(api, namespace, name, with_storage=False)
     spec = plan.cluster.spec.restore
     if spec is None:
@@ -334,7 +324,7 @@ async def restore(api: KubeClient, namespace: str, name: str, *, tools: Tools = 
             raise _refuse(f"TenantCluster/{namespace}/{name}.spec.restore.mode",
                           f"replace is refused while TenantCluster {source} exists: two tenants with one identity "
                           "would accept each other's tokens; delete it first, or restore with mode: clone")
-    stored, bundle = await fetch(api, namespace, name, source, spec.backup)
+    stored, bundle = await _fetch(plan, source, spec.backup)
     await _wait_for_storage(api, plan, wait_seconds)
     if bundle.manifest.driver != plan.driver:
         raise _refuse(f"TenantCluster/{namespace}/{name}.spec.restore",
@@ -357,17 +347,10 @@ async def restore(api: KubeClient, namespace: str, name: str, *, tools: Tools = 
 async def last_backup(api: KubeClient, cluster: TenantCluster) -> dict[str, Any]:
     """What `plan` and `describe` show of a tenant's backups: the newest (time, size, revision, keys) and
     how many are kept, or why the bucket could not be read; {} without spec.backup."""
-    import asyncio
-
-    from tenantctl.backup.store import StoreError
-    from tenantctl.operator.kube.client import APIError
-
     if cluster.spec.backup is None:
         return {}
-    ns, name = cluster.metadata.namespace, cluster.metadata.name
     try:
-        plan = await gather(api, ns, name, with_storage=False)
-        stored = await asyncio.to_thread(BackupStore(plan.target).backups, ns, name)
+        stored = await backups_of(api, cluster.metadata.namespace, cluster.metadata.name)
     except (InvalidInput, StoreError, APIError) as exc:
         return {"error": str(exc)}
     if not stored:

@@ -20,7 +20,7 @@ from tenantctl.spec import TenantCluster
 from tenantctl.spec.compat import KamajiRelease
 from tenantctl.spec.kamaji_flags import FLAGS_BY_VALUE_FROM, flags_by_count_only
 
-__all__ = ["FlagsCheck", "check_flags", "running_flags"]
+__all__ = ["APISERVER", "FlagsCheck", "check_flags", "running_flags"]
 
 APISERVER = "kube-apiserver"
 
