@@ -19,7 +19,8 @@ from tenantctl.render.plain import plain_copy
 from tenantctl.spec import TenantCluster
 from tenantctl.spec.backup import BackupSpec
 
-__all__ = ["BACKUP_PKI_SUFFIXES", "backup_name", "datastore_certificate", "job_pod", "pki_secret", "render_backup"]
+__all__ = ["BACKUP_PKI_SUFFIXES", "backup_name", "datastore_certificate", "job_account", "job_pod", "pki_secret",
+           "render_backup", "secrets_read"]
 
 _RBAC_API = "rbac.authorization.k8s.io/v1"
 # Kamaji 26.3.6-edge internal/resources: the Secrets whose keys give a tenant its identity back (the CA its
@@ -51,38 +52,39 @@ def pki_secret(control_plane: str, suffix: str) -> str:
     return kamaji_ca(control_plane) if suffix == "ca" else f"{control_plane}-{suffix}"
 
 
-def _secrets_read(names: Names, backup: BackupSpec) -> list[str]:
+def secrets_read(names: Names, backup: BackupSpec) -> list[str]:
+    """The Secrets a backup or restore Job reads: the tenant's datastore login, its PKI, the bucket's and the key."""
     tcp = names.control_plane
     pki = [pki_secret(tcp, s) for s in BACKUP_PKI_SUFFIXES]
     return sorted({datastore_certificate(tcp), f"{tcp}-datastore-config", *pki,
                    backup.s3.credentials_secret_name, backup.encryption.key_secret_name})
 
 
-def _rbac(cluster: TenantCluster, backup: BackupSpec) -> list[dict[str, Any]]:
-    names = Names(cluster)
-    name, ns = backup_name(names.cluster), names.namespace
-    subjects = [{"kind": "ServiceAccount", "name": name, "namespace": ns}]
+def job_account(names: Names, name: str, rules: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Job's ServiceAccount, its Role of exactly `rules`, and the binding between them, all named `name`."""
+    ns = names.namespace
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": object_meta(name, ns, names.cluster)},
-        {
-            "apiVersion": _RBAC_API, "kind": "Role", "metadata": object_meta(name, ns, names.cluster),
-            "rules": [
-                {"apiGroups": [""], "resources": ["secrets"], "resourceNames": _secrets_read(names, backup),
-                 "verbs": ["get"]},
-                {"apiGroups": ["tenantctl.io"], "resources": ["tenantclusters"], "resourceNames": [names.cluster],
-                 "verbs": ["get"]},
-                {"apiGroups": ["kamaji.clastix.io"], "resources": ["tenantcontrolplanes"],
-                 "resourceNames": [names.control_plane], "verbs": ["get"]},
-                {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": [names.control_plane],
-                 "verbs": ["get"]},
-            ],
-        },
+        {"apiVersion": _RBAC_API, "kind": "Role", "metadata": object_meta(name, ns, names.cluster), "rules": rules},
         {
             "apiVersion": _RBAC_API, "kind": "RoleBinding", "metadata": object_meta(name, ns, names.cluster),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-            "subjects": subjects,
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
         },
     ]
+
+
+def _rbac(cluster: TenantCluster, backup: BackupSpec) -> list[dict[str, Any]]:
+    names = Names(cluster)
+    return job_account(names, backup_name(names.cluster), [
+        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": secrets_read(names, backup), "verbs": ["get"]},
+        {"apiGroups": ["tenantctl.io"], "resources": ["tenantclusters"], "resourceNames": [names.cluster],
+         "verbs": ["get"]},
+        {"apiGroups": ["kamaji.clastix.io"], "resources": ["tenantcontrolplanes"],
+         "resourceNames": [names.control_plane], "verbs": ["get"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": [names.control_plane],
+         "verbs": ["get"]},
+    ])
 
 
 def job_pod(name: str, args: list[str], images: ImagesSpec) -> dict[str, Any]:

@@ -80,15 +80,15 @@ def control_plane_registry(images: ImagesSpec) -> str:
 
 
 def render_kamaji_control_plane(
-    cluster: TenantCluster, observed: ObservedState | None, images: ImagesSpec
+    cluster: TenantCluster, observed: ObservedState | None, images: ImagesSpec, access: ApiServerAccess
 ) -> dict[str, Any]:
     """certSANs: the Service's DNS names, its address once observed (a worker dials the address), and
-    the exposed host name."""
+    the exposed host name. `access`: the authentication and audit flags, mounts, volumes and sidecars
+    (render.apiserver_access), rendered once with the ConfigMaps they mount."""
     names = Names(cluster)
     resources = cluster.spec.control_plane.resources
     version = kubernetes_patch(cluster)
     cert_sans = names.apiserver_dns_names(observed)
-    access = apiserver_access(cluster, minor_of(version), images)
     if observed is not None and observed.endpoint not in cert_sans:
         cert_sans.append(observed.endpoint)
     return {

@@ -21,14 +21,13 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
-from tenantctl.render.backup import BACKUP_PKI_SUFFIXES, datastore_certificate, job_pod, pki_secret
+from tenantctl.render.backup import BACKUP_PKI_SUFFIXES, job_account, job_pod, pki_secret, secrets_read
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import Names, object_meta
 from tenantctl.spec import TenantCluster
 
 __all__ = ["HELD_KINDS", "RestorePhase", "hold_for_restore", "restore_name"]
 
-_RBAC_API = "rbac.authorization.k8s.io/v1"
 # What acts on the tenant's volumes, nodes or machines from outside before the scrub could.
 HELD_KINDS = frozenset({"Deployment", "HelmRelease"})
 
@@ -50,10 +49,8 @@ def _objects(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]
     assert restore is not None and backup is not None
     name, ns, tcp = restore_name(names.cluster), names.namespace, names.control_plane
     pki = [pki_secret(tcp, s) for s in BACKUP_PKI_SUFFIXES]
-    read = sorted({datastore_certificate(tcp), f"{tcp}-datastore-config", backup.s3.credentials_secret_name,
-                   backup.encryption.key_secret_name, *pki})
     rules: list[dict[str, Any]] = [
-        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": read, "verbs": ["get"]},
+        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": secrets_read(names, backup), "verbs": ["get"]},
     ]
     if restore.mode == "replace":
         rules.append({"apiGroups": [""], "resources": ["secrets"], "resourceNames": pki, "verbs": ["patch"]})
@@ -67,16 +64,9 @@ def _objects(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]
          "verbs": ["get"]},
         {"apiGroups": ["apps"], "resources": ["deployments"], "resourceNames": [tcp], "verbs": ["get"]},
     ]
-    subjects = [{"kind": "ServiceAccount", "name": name, "namespace": ns}]
     args = ["backup", "restore", "--namespace", ns, names.cluster]
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": object_meta(name, ns, names.cluster)},
-        {"apiVersion": _RBAC_API, "kind": "Role", "metadata": object_meta(name, ns, names.cluster), "rules": rules},
-        {
-            "apiVersion": _RBAC_API, "kind": "RoleBinding", "metadata": object_meta(name, ns, names.cluster),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-            "subjects": subjects,
-        },
+        *job_account(names, name, rules),
         {
             "apiVersion": "batch/v1",
             "kind": "Job",

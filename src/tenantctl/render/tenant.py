@@ -53,12 +53,13 @@ def _render_cluster_sourced(
     check_kamaji_serves(ref("TenantCluster", cluster.metadata.name), cluster.spec.version, kamaji, problems)
     problems.raise_if_errors()
     at = f"TenantCluster/{cluster.metadata.namespace}/{cluster.metadata.name}"
-    control_plane = render_kamaji_control_plane(cluster, observed, images)
+    access = apiserver_access(cluster, minor_of(kubernetes_patch(cluster)), images)
+    control_plane = render_kamaji_control_plane(cluster, observed, images, access)
     infra_cluster = substrate.render_infra_cluster(cluster)
     objects: list[dict[str, Any]] = [
         *render_talos_pki(cluster, observed),
         # Before the control plane that mounts them: Kamaji's apiserver Pod waits for a missing ConfigMap.
-        *apiserver_access(cluster, minor_of(kubernetes_patch(cluster)), images).objects,
+        *access.objects,
         render_capi_cluster(cluster, control_plane, infra_cluster),
         control_plane,
         infra_cluster,
