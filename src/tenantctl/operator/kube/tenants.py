@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +25,7 @@ __all__ = [
     "admin_kubeconfig",
     "kubeconfig_connection",
     "parse_kubeconfig",
+    "tenant_api",
     "tenant_client",
 ]
 
@@ -88,6 +91,18 @@ def tenant_client(connection: Connection, settings: OperatorSettings) -> KubeCli
     """A client whose requests are bounded by the probe timeout: a silent tenant must not stall a pass."""
     retry = RetryPolicy(timeout=settings.tenant_probe_timeout, backoffs=settings.retry.backoffs)
     return KubeClient(connection, field_manager=settings.field_manager, retry=retry)
+
+
+@contextlib.asynccontextmanager
+async def tenant_api(key: str, kubeconfig: str, settings: OperatorSettings,
+                     clients: TenantClients | None) -> AsyncIterator[KubeClient]:
+    """A client for the tenant's apiserver: the operator's held one (`clients`), else one for this block only.
+    Raises UnusableKubeconfig for a kubeconfig nothing could connect with."""
+    if clients is not None:
+        yield await clients.client(key, kubeconfig, settings)
+        return
+    async with tenant_client(kubeconfig_connection(kubeconfig), settings) as tenant:
+        yield tenant
 
 
 @dataclass

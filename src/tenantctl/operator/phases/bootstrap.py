@@ -12,8 +12,7 @@ from tenantctl.operator.kube.tenants import (
     TenantClients,
     UnusableKubeconfig,
     admin_kubeconfig,
-    kubeconfig_connection,
-    tenant_client,
+    tenant_api,
 )
 from tenantctl.operator.phases.apply import comparable, covers
 from tenantctl.render import Names, render_tenant_bootstrap
@@ -46,19 +45,13 @@ async def bootstrap_tenant(
     kubeconfig = await admin_kubeconfig(api, cluster)
     if kubeconfig is None:
         return BootstrapResult(False, f"no admin kubeconfig Secret {Names(cluster).admin_kubeconfig} yet")
-    if clients is None:
-        try:
-            connection = kubeconfig_connection(kubeconfig)
-        except UnusableKubeconfig as exc:
-            return _unusable(cluster, exc)
-        async with tenant_client(connection, settings) as tenant:
-            return await _bootstrap(tenant, cluster, observed, settings, None, images)
     key = f"{cluster.metadata.namespace}/{cluster.metadata.name}"
     try:
-        tenant = await clients.client(key, kubeconfig, settings)
+        async with tenant_api(key, kubeconfig, settings, clients) as tenant:
+            memo = (clients, key) if clients is not None else None
+            return await _bootstrap(tenant, cluster, observed, settings, memo, images)
     except UnusableKubeconfig as exc:
         return _unusable(cluster, exc)
-    return await _bootstrap(tenant, cluster, observed, settings, (clients, key), images)
 
 
 def _unusable(cluster: TenantCluster, exc: UnusableKubeconfig) -> BootstrapResult:

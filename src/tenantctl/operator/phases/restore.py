@@ -16,7 +16,12 @@ from typing import Any
 
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import APIError, KubeClient
-from tenantctl.operator.kube.tenants import TenantClients, UnusableKubeconfig, admin_kubeconfig
+from tenantctl.operator.kube.tenants import (
+    TenantClients,
+    UnusableKubeconfig,
+    admin_kubeconfig,
+    tenant_api,
+)
 from tenantctl.operator.phases.conditions import Reason
 from tenantctl.problems import InvalidInput, Problem
 from tenantctl.render.restore import RestorePhase, restore_name
@@ -111,16 +116,12 @@ async def scrub(tenant: KubeClient) -> str:
 
 async def _scrubbed(api: KubeClient, cluster: TenantCluster, settings: OperatorSettings,
                     clients: TenantClients | None) -> RestoreState:
-    from tenantctl.operator.kube.tenants import kubeconfig_connection, tenant_client
-
     kubeconfig = await admin_kubeconfig(api, cluster)
     if kubeconfig is None:
         return RestoreState(RestorePhase.SCRUBBING, "waiting for the tenant's admin kubeconfig to scrub it")
+    key = f"{cluster.metadata.namespace}/{cluster.metadata.name}"
     try:
-        if clients is not None:
-            tenant = await clients.client(f"{cluster.metadata.namespace}/{cluster.metadata.name}", kubeconfig, settings)
-            return RestoreState(RestorePhase.DONE, await scrub(tenant))
-        async with tenant_client(kubeconfig_connection(kubeconfig), settings) as tenant:
+        async with tenant_api(key, kubeconfig, settings, clients) as tenant:
             return RestoreState(RestorePhase.DONE, await scrub(tenant))
     except (APIError, UnusableKubeconfig) as exc:
         return RestoreState(RestorePhase.SCRUBBING, f"waiting for the restored apiserver to scrub it: {exc}")
