@@ -85,9 +85,9 @@ class EmulatorProcess:
 
 
 @contextlib.asynccontextmanager
-async def running_operator(url: str, settings: OperatorSettings) -> AsyncIterator[OperatorContext]:
+async def running_operator(connection: Connection, settings: OperatorSettings) -> AsyncIterator[OperatorContext]:
     """The whole kopf engine with our registry, cluster-wide, as `tenantctl operator` runs it."""
-    ctx = OperatorContext(Connection.from_server(url), settings)
+    ctx = OperatorContext(connection, settings)
     stop, ready = asyncio.Event(), asyncio.Event()
     task = asyncio.create_task(
         kopf.operator(registry=build_registry(ctx), clusterwide=True, standalone=True, stop_flag=stop, ready_flag=ready)
@@ -163,7 +163,7 @@ async def run(
         started, cpu_started = time.perf_counter(), time.process_time()
         if profiler is not None:
             profiler.enable()
-        async with running_operator(emulators.url, settings) as ctx:
+        async with running_operator(Connection.from_server(emulators.url), settings) as ctx:
             if not await wait_converged(emulators, ctx, keys, started + timeout):
                 print(f"timed out: {await emulators.ask('ready')}/{tenants} ready after {timeout:.0f}s")
                 return 1
@@ -230,7 +230,7 @@ async def _shard(pipe: Any, url: str, shard: Shard, keys: list[Key]) -> None:
     loop = asyncio.get_running_loop()
     settings = OperatorSettings(resync_interval=3600.0, requeue_delay=5.0, shard=shard)
     cpu_started = time.process_time()
-    async with running_operator(url, settings) as ctx:
+    async with running_operator(Connection.from_server(url), settings) as ctx:
         pipe.send("up")
         assert await loop.run_in_executor(None, pipe.recv) == "converged"
         await passed_once(ctx, keys)

@@ -127,7 +127,7 @@ COMMANDS: dict[str, Callable[[Emulators, Any], Any]] = {
 }
 
 
-async def _tenant_api(stack: contextlib.AsyncExitStack) -> tuple[KubeEmulator, str]:
+async def tenant_api(stack: contextlib.AsyncExitStack) -> tuple[KubeEmulator, str]:
     """Each tenant has its own apiserver: its bootstrap objects share names across tenants.
 
     Served by a bare aiohttp test server: `kmock.Server` also installs a DNS interceptor per
@@ -155,7 +155,7 @@ async def _serve(pipe: Connection, tenants: int, crds: Path | None) -> None:
         template = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d]
         for i in range(tenants):
             docs = tenant_documents(template, i)
-            inside, inside_url = await _tenant_api(stack)
+            inside, inside_url = await tenant_api(stack)
             emulators.tenants.append(inside)
             seed_documents(mgmt, docs)
             seed_control_plane(mgmt, docs, inside_url, address=f"10.{i // 250}.{i % 250}.10")

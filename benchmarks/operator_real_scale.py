@@ -1,0 +1,387 @@
+"""The operator at scale on the real kube-apiserver: N tenants created at once, converged, resynced idle.
+
+    .venv/bin/python benchmarks/operator_real_scale.py [--tenants 1000] [--timeout 900]
+
+The management cluster is the real-API tier's control plane (`make envtest`: etcd and kube-apiserver built
+from their Go modules), holding every upstream CRD and what `tenantctl install --apply` puts there. The
+operator — the real kopf engine with our handlers, logging at INFO — runs in a child process as the
+ServiceAccount `install` renders, with exactly its RBAC. The world around each tenant (the TenantCluster and
+NodePools a user applies; the Service, CAs, admin kubeconfig and other Secrets Kamaji, cert-manager and the
+cloud write; the capmox Secret of the platform admin) is written through the real API before the operator
+starts, as `operator_scale.py` seeds its emulators.
+
+What stays emulated is each tenant's own API server (the bootstrap token and node RBAC the operator writes
+inside): a real kube-apiserver per tenant is ~100 MiB of memory and a second of CPU to start (the run prints
+one's), a thousand of them are not on a 2-core, 24 GiB machine. They are served from this process, one
+loopback HTTP server each, and their requests are counted apart.
+
+The operator's requests are counted by the API server itself: an audit policy logs the operator's user alone
+(level Metadata, at ResponseComplete), so the figures are what the server served to the operator, not what
+the client believes it sent. Prints: time until every TenantCluster is Ready (from the operator's start, its
+interpreter included), CPU of the operator, kube-apiserver and etcd in that time, requests per tenant at
+create (by verb and resource with `--requests`), then for two resyncs of every tenant (the first after
+creation, then the steady one) the operator's CPU per tenant, its reads per tenant, and every write (target
+0; exit 1 otherwise). The readiness poll (a paged list every two seconds, as admin) is in the API server's CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing
+import os
+import resource
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "operator"), str(REPO / "benchmarks")]
+
+import scale_emulators  # noqa: E402
+from operator_scale import Key, load, log_to, passed_once, resync_every, running_operator  # noqa: E402
+from operator_support import b64, capmox_credentials, kamaji_labels, kubeconfig_for  # noqa: E402
+
+from real_api import Api, crd_documents  # noqa: E402
+from real_control_plane import ControlPlane, binaries  # noqa: E402
+from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, seed_tenant  # noqa: E402
+from tenantctl.operator.config.settings import OperatorSettings  # noqa: E402
+from tenantctl.operator.kube.client import Connection  # noqa: E402
+from tenantctl.render import Names  # noqa: E402
+from tenantctl.spec import parse_tenant_documents  # noqa: E402
+
+OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SA}"
+WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+TARGET_CREATE_MS, TARGET_IDLE_MS = 20.0, 3.0
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived", "ResponseStarted"],
+    "rules": [{"level": "Metadata", "users": [OPERATOR_USER]}, {"level": "None"}],
+}  # fmt: skip
+
+
+# -- the servers' side ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Served:
+    """One process's CPU seconds and peak memory, read from /proc (the API server and etcd are Go binaries)."""
+
+    pid: int
+
+    def cpu(self) -> float:
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def peak_mib(self) -> float:
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return 0.0
+
+
+class AuditLog:
+    """The API server's record of the operator's requests; `mark()` and `since(mark)` delimit a phase."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def mark(self) -> int:
+        return self.path.stat().st_size if self.path.exists() else 0
+
+    def since(self, mark: int) -> list[dict[str, Any]]:
+        with self.path.open("rb") as log:
+            log.seek(mark)
+            return [json.loads(line) for line in log.read().splitlines() if line.strip()]
+
+
+def what(event: dict[str, Any]) -> tuple[str, str]:
+    ref = event.get("objectRef") or {}
+    resource_ = ref.get("resource", event.get("requestURI", "?"))
+    return event["verb"], resource_ + (f"/{ref['subresource']}" if ref.get("subresource") else "")
+
+
+def describe_write(event: dict[str, Any]) -> str:
+    ref = event.get("objectRef") or {}
+    return f"{event['verb']} {what(event)[1]} {ref.get('namespace', '')}/{ref.get('name', '')} " \
+           f"-> {event.get('responseStatus', {}).get('code')}"
+
+
+# -- the world around the tenants ------------------------------------------------------------------------
+
+
+def start_management(workdir: Path) -> ControlPlane:
+    policy = workdir / "audit-policy.yaml"
+    workdir.mkdir(parents=True, exist_ok=True)
+    policy.write_text(yaml.safe_dump(AUDIT_POLICY))
+    audit = [f"--audit-policy-file={policy}", f"--audit-log-path={workdir / 'audit.log'}",
+             "--audit-log-maxsize=0", "--audit-log-format=json"]
+    plane = ControlPlane(workdir / "management", binaries(), controller_manager=False, extra_args=tuple(audit))
+    return plane.start()
+
+
+def install(admin: Api, plane: ControlPlane, crds: Path) -> None:
+    """Every upstream CRD, then `tenantctl install --apply` as the platform admin runs it. The webhook
+    configuration goes (no pod serves it here, and the tier's tests drop it too)."""
+    from typer.testing import CliRunner
+
+    from tenantctl.cli import app
+
+    admin.install_crds(crd_documents(sorted(crds.glob("*/*.yaml"))))
+    result = CliRunner().invoke(app, ["install", "--apply", "--kubeconfig", str(plane.admin_kubeconfig_path)])
+    if result.exit_code != 0:
+        raise SystemExit(f"install --apply failed:\n{result.output}")
+    admin.delete("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None, OPERATOR_SA)
+
+
+def seed_one(api: Api, docs: list[dict[str, Any]], tenant_url: str, index: int) -> None:
+    """What a user, Kamaji, cert-manager, the cloud and the platform admin write for tenant `index`."""
+    seed_tenant(api, docs)
+    cluster = parse_tenant_documents(docs).clusters[0]
+    names, ns = Names(cluster), cluster.metadata.namespace
+    api.apply({"apiVersion": "v1", "kind": "Service", "metadata": {"name": names.apiserver_service, "namespace": ns},
+               "spec": {"type": "LoadBalancer", "ports": [{"name": "kube-apiserver", "port": 6443}]}}, manager="kamaji")
+    api.merge_status("v1", "Service", ns, names.apiserver_service,
+                     {"loadBalancer": {"ingress": [{"ip": f"10.{index // 250}.{index % 250}.10"}]}})
+    api.apply({"apiVersion": "v1", "kind": "Secret", **capmox_credentials(docs)}, manager="admin")
+    pem = {"tls.crt": scale_emulators.PEM, "tls.key": scale_emulators.PEM}
+    kamaji = {names.kubernetes_ca: ("ca", {"ca.crt": b64("KUBE CA")}),
+              names.admin_kubeconfig: ("admin-kubeconfig", {"super-admin.svc": b64(kubeconfig_for(tenant_url))}),
+              **{f"{names.control_plane}-{suffix}": (suffix, pem)
+                 for suffix in scale_emulators.KAMAJI_SECRETS}}
+    for name, (component, data) in kamaji.items():
+        meta = {"name": name, "namespace": ns, "labels": kamaji_labels(names.control_plane, component)}
+        api.apply({"apiVersion": "v1", "kind": "Secret", "metadata": meta, "data": data}, manager="kamaji")
+    api.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": names.talos_ca, "namespace": ns},
+               "data": {"tls.crt": b64("TALOS CA")}}, manager="cert-manager")
+
+
+def seed_all(plane: ControlPlane, urls: list[str], threads: int = 4) -> None:
+    template = [d for d in yaml.safe_load_all(scale_emulators.EXAMPLE.read_text()) if d]
+    local = threading.local()
+
+    def one(index: int) -> None:
+        if not hasattr(local, "api"):
+            local.api = Api(plane.server, _session(plane))
+        seed_one(local.api, scale_emulators.tenant_documents(template, index), urls[index], index)
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(one, range(len(urls))))
+
+
+def _session(plane: ControlPlane) -> Any:
+    import requests
+
+    session = requests.Session()
+    session.verify, session.cert, session.trust_env = plane.admin.verify, plane.admin.cert, False
+    return session
+
+
+def tenant_server_floor(management: ControlPlane) -> tuple[float, float]:
+    """(seconds to answer, MiB at rest) of one kube-apiserver started as a tenant's, on the management etcd."""
+    workdir = management.workdir.parent / "tenant-floor"
+    plane = ControlPlane(workdir, management.bin_dir, controller_manager=False, etcd_url=management.etcd_url,
+                         etcd_prefix="/tenant-floor")
+    try:
+        plane.start()
+        time.sleep(5.0)  # its first controllers' syncs settle
+        server = next(p for p in plane.processes if p.name == "kube-apiserver")
+        rss = next(int(line.split()[1]) for line in Path(f"/proc/{server.popen.pid}/status").read_text().splitlines()
+                   if line.startswith("VmRSS:"))
+        return plane.started["kube-apiserver"], rss / 1024
+    finally:
+        plane.stop()
+
+
+def ready_count(api: Api) -> int:
+    """TenantClusters whose Ready condition is True, listed in pages as a client of many objects should."""
+    count, token = 0, ""
+    path = api.path("tenantctl.io/v1alpha1", "TenantCluster")
+    while True:
+        params = {"limit": "500", **({"continue": token} if token else {})}
+        page = api._answer(api._request("GET", path, params=params, timeout=30))
+        count += sum(any(c.get("type") == "Ready" and c.get("status") == "True"
+                         for c in (i.get("status") or {}).get("conditions") or []) for i in page["items"])
+        token = page["metadata"].get("continue") or ""
+        if not token:
+            return count
+
+
+# -- the operator's process ------------------------------------------------------------------------------
+
+
+def operator_worker(pipe: Any, kubeconfig: dict[str, Any], keys: list[Key], log: str) -> None:
+    """The operator as `tenantctl operator` runs it, driven by the parent: `converged`, `idle`, `stop`."""
+    log_to(log)
+    asyncio.run(_operator(pipe, kubeconfig, keys))
+
+
+async def _operator(pipe: Any, kubeconfig: dict[str, Any], keys: list[Key]) -> None:
+    loop = asyncio.get_running_loop()
+    settings = OperatorSettings(resync_interval=3600.0, requeue_delay=5.0)
+    async with running_operator(Connection.from_kubeconfig(kubeconfig), settings) as ctx:
+        pipe.send("up")
+        assert await loop.run_in_executor(None, pipe.recv) == "converged"
+        await passed_once(ctx, keys)
+        pipe.send({"cpu": time.process_time(), "passes": sum(ctx.passes.values())})
+        assert await loop.run_in_executor(None, pipe.recv) == "idle"
+        first = time.process_time()
+        await resync_every(ctx, keys)
+        first = time.process_time() - first
+        pipe.send(first)
+        assert await loop.run_in_executor(None, pipe.recv) == "idle"
+        steady = time.process_time()
+        await resync_every(ctx, keys)
+        pipe.send(time.process_time() - steady)
+        assert await loop.run_in_executor(None, pipe.recv) == "stop"
+    pipe.send({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+@contextlib.contextmanager
+def operator_process(kubeconfig: dict[str, Any], keys: list[Key], log: str) -> Iterator[Any]:
+    spawn = multiprocessing.get_context("spawn")
+    parent, child = spawn.Pipe()
+    process = spawn.Process(target=operator_worker, args=(child, kubeconfig, keys, log), daemon=True)
+    process.start()
+    try:
+        yield parent
+    finally:
+        process.join(120)
+        if process.is_alive():
+            process.kill()
+
+
+# -- the run ---------------------------------------------------------------------------------------------
+
+
+async def ask(pipe: Any, message: str | None = None) -> Any:
+    if message is not None:
+        pipe.send(message)
+    return await asyncio.get_running_loop().run_in_executor(None, pipe.recv)
+
+
+async def wait_quiet(audit: AuditLog, seconds: float = 2.0) -> None:
+    """Until the operator wrote nothing for `seconds`: kopf's bookkeeping after the last status is done."""
+    mark = audit.mark()
+    quiet_since = time.monotonic()
+    while time.monotonic() - quiet_since < seconds:
+        await asyncio.sleep(0.25)
+        if any(e["verb"] in WRITES for e in audit.since(mark)):
+            mark, quiet_since = audit.mark(), time.monotonic()
+
+
+def per_tenant(events: list[dict[str, Any]], tenants: int) -> list[str]:
+    rows = Counter(what(e) for e in events)
+    return [f"  {count / tenants:7.2f}  {verb:<8} {res}" for (verb, res), count in rows.most_common()]
+
+
+async def run(tenants: int, timeout: float, crds: Path, log: str, show_requests: bool, workdir: Path) -> int:
+    keys = [(f"tenant-{i}", f"t{i}") for i in range(tenants)]
+    plane = await asyncio.to_thread(start_management, workdir)
+    try:
+        admin = Api(plane.server, plane.admin)
+        await asyncio.to_thread(install, admin, plane, crds)
+        async with contextlib.AsyncExitStack() as stack:
+            emulated = [await scale_emulators.tenant_api(stack) for _ in range(tenants)]
+            seeded = time.perf_counter()
+            await asyncio.to_thread(seed_all, plane, [url for _, url in emulated])
+            seeding = time.perf_counter() - seeded
+            kubeconfig = await asyncio.to_thread(plane.kubeconfig_for, OPERATOR_NAMESPACE, OPERATOR_SA)
+            return await measure(plane, admin, AuditLog(workdir / "audit.log"), kubeconfig, keys,
+                                 [e for e, _ in emulated], timeout, log, show_requests, seeding)
+    finally:
+        plane.stop()
+
+
+async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: dict[str, Any], keys: list[Key],
+                  emulated: list[Any], timeout: float, log: str, show_requests: bool, seeding: float) -> int:
+    tenants = len(keys)
+    apiserver, etcd = (Served(p.popen.pid) for p in sorted(plane.processes, key=lambda p: p.name != "kube-apiserver"))
+    load_at_start = load()
+    mark, server_cpu, etcd_cpu = audit.mark(), apiserver.cpu(), etcd.cpu()
+    inside_before = sum(e.received for e in emulated)
+    started = time.perf_counter()
+    with operator_process(kubeconfig, keys, log) as pipe:
+        await ask(pipe)
+        while (ready := await asyncio.to_thread(ready_count, admin)) < tenants:
+            if time.perf_counter() > started + timeout:
+                print(f"timed out: {ready}/{tenants} ready after {timeout:.0f}s")
+                return 1
+            await asyncio.sleep(2.0)
+        converged = time.perf_counter() - started
+        created = await ask(pipe, "converged")
+        server_cpu, etcd_cpu = apiserver.cpu() - server_cpu, etcd.cpu() - etcd_cpu
+        at_create, load_at_converge = audit.since(mark), load()
+        inside_at_create = sum(e.received for e in emulated) - inside_before
+        await wait_quiet(audit)
+        idle: list[tuple[float, list[dict[str, Any]]]] = []
+        for _ in range(2):
+            mark = audit.mark()
+            cpu = await ask(pipe, "idle")
+            await asyncio.sleep(1.0)  # the audit backend writes each event as its response completes
+            idle.append((cpu, audit.since(mark)))
+        peak = (await ask(pipe, "stop"))["peak_mib"]
+    requests_at_create = [e for e in at_create if e["verb"] != "watch"]
+    print(f"tenants: {tenants} on the real kube-apiserver {plane.bin_dir.name} (operator as {OPERATOR_USER}; "
+          f"each tenant's own API emulated); seeded in {seeding:.0f}s")
+    print(f"load average: {load_at_start} at start, {load_at_converge} at convergence ({os.cpu_count()} CPUs)")
+    print(f"time to converge: {converged:.1f}s from the operator's spawn (CPU in it: operator {created['cpu']:.1f}s, "
+          f"kube-apiserver {server_cpu:.1f}s, etcd {etcd_cpu:.1f}s)")
+    ok_create = 1000 * created["cpu"] / tenants <= TARGET_CREATE_MS
+    print(f"operator CPU per tenant at create: {1000 * created['cpu'] / tenants:.1f} ms, process start included "
+          f"(target ≤ {TARGET_CREATE_MS:g} ms) {'ok' if ok_create else 'MISSED'}; "
+          f"{created['passes'] / tenants:.2f} reconcile passes per tenant")
+    print(f"kube-apiserver CPU per tenant at create: {1000 * server_cpu / tenants:.1f} ms; "
+          f"etcd {1000 * etcd_cpu / tenants:.1f} ms")
+    print(f"API requests per tenant at create (the server's audit of the operator): "
+          f"{len(requests_at_create) / tenants:.1f}, and {inside_at_create / tenants:.1f} to the tenant's own API")
+    if show_requests:
+        print("\n".join(per_tenant(requests_at_create, tenants)))
+    print(f"peak memory: operator {peak:.0f} MiB, kube-apiserver {apiserver.peak_mib():.0f} MiB, "
+          f"etcd {etcd.peak_mib():.0f} MiB")
+    start_s, rest_mib = tenant_server_floor(plane)
+    print(f"why each tenant's API is emulated: one real tenant kube-apiserver takes {start_s:.1f}s to answer and "
+          f"holds {rest_mib:.0f} MiB at rest, so {tenants} of them would need {tenants * rest_mib / 1024:.0f} GiB")
+    failed = not ok_create
+    for label, (cpu, events) in zip(("the first after creation", "the next, verified"), idle, strict=True):
+        ms = 1000 * cpu / tenants
+        reads = [e for e in events if e["verb"] in ("get", "list")]
+        writes = [e for e in events if e["verb"] in WRITES]
+        failed |= ms > TARGET_IDLE_MS or bool(writes)
+        print(f"idle resync ({label}): operator CPU per tenant {ms:.2f} ms (target ≤ {TARGET_IDLE_MS:g}) "
+              f"{'ok' if ms <= TARGET_IDLE_MS else 'MISSED'}; reads per tenant {len(reads) / tenants:.2f}; "
+              f"writes {len(writes)} (target 0)")
+        for event in writes[:20]:
+            print(f"  idle write: {describe_write(event)}")
+    return 1 if failed else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tenants", type=int, default=1000)
+    parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
+    parser.add_argument("--requests", action="store_true", help="list the requests at create by verb and resource")
+    parser.add_argument("--log", default=os.devnull, help="where the operator's log lines go")
+    parser.add_argument(
+        "--crds", type=Path, default=Path(os.environ.get("TENANTCTL_SHARED", REPO.parent / "shared")) / "crds",
+        help="the upstream CRDs the management cluster serves",
+    )
+    args = parser.parse_args()
+    if not args.crds.is_dir():
+        raise SystemExit(f"--crds {args.crds}: no such directory (the upstream CRDs, ../shared/crds)")
+    with tempfile.TemporaryDirectory(prefix="tenantctl-real-scale-") as workdir:
+        sys.exit(asyncio.run(run(args.tenants, args.timeout, args.crds, args.log, args.requests, Path(workdir))))
+
+
+if __name__ == "__main__":
+    main()
