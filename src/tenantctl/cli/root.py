@@ -9,6 +9,7 @@ of the command being run; `--help`, no command or an unknown one import none of 
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -79,7 +80,15 @@ def build_app(modules: Sequence[str] = MODULES, *, lazy: bool = False) -> typer.
     return root
 
 
+def refuse_pydantic_plugins() -> None:
+    """pydantic hands every value a model validates to the plugins installed beside it (Proxmox credentials
+    and kubeconfigs among them), and finds them by scanning every installed distribution's metadata when the
+    first model is built: a tenth of a cold `render`. tenantctl runs none; set before any model exists."""
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+
+
 def main() -> None:
+    refuse_pydantic_plugins()
     tune_collector()
     build_app((), lazy=True)()
 
