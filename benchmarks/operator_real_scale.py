@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import cProfile
 import json
 import multiprocessing
 import os
@@ -126,7 +127,10 @@ def start_management(workdir: Path) -> ControlPlane:
     policy.write_text(yaml.safe_dump(AUDIT_POLICY))
     audit = [f"--audit-policy-file={policy}", f"--audit-log-path={workdir / 'audit.log'}",
              "--audit-log-maxsize=0", "--audit-log-format=json"]
-    plane = ControlPlane(workdir / "management", binaries(), controller_manager=False, extra_args=tuple(audit))
+    # Each tenant has a Service (Kamaji's, type LoadBalancer): the tier's /24 holds 254; a later flag wins.
+    services = ["--service-cluster-ip-range=10.0.0.0/16"]
+    plane = ControlPlane(workdir / "management", binaries(), controller_manager=False,
+                         extra_args=(*audit, *services))
     return plane.start()
 
 
@@ -220,38 +224,59 @@ def ready_count(api: Api) -> int:
 # -- the operator's process ------------------------------------------------------------------------------
 
 
-def operator_worker(pipe: Any, kubeconfig: dict[str, Any], keys: list[Key], log: str) -> None:
+def operator_worker(pipe: Any, kubeconfig: dict[str, Any], keys: list[Key], log: str, profile: Path | None) -> None:
     """The operator as `tenantctl operator` runs it, driven by the parent: `converged`, `idle`, `stop`."""
     log_to(log)
-    asyncio.run(_operator(pipe, kubeconfig, keys))
+    asyncio.run(_operator(pipe, kubeconfig, keys, Profiles(profile)))
 
 
-async def _operator(pipe: Any, kubeconfig: dict[str, Any], keys: list[Key]) -> None:
+class Profiles:
+    """With a directory, a cProfile of each phase (create, idle-1, idle-2) written there, timed in CPU
+    seconds (user and system: a wall-clock profile charges every wait for the other processes to the
+    call that yielded); else nothing."""
+
+    def __init__(self, directory: Path | None) -> None:
+        self.directory, self.profile = directory, cProfile.Profile(time.process_time) if directory else None
+        if self.profile:
+            self.profile.enable()
+
+    def phase(self, name: str) -> None:
+        if self.profile and self.directory:
+            self.profile.disable()
+            self.profile.dump_stats(self.directory / f"{name}.prof")
+            self.profile = cProfile.Profile(time.process_time)
+            self.profile.enable()
+
+
+async def _operator(pipe: Any, kubeconfig: dict[str, Any], keys: list[Key], profiles: Profiles) -> None:
     loop = asyncio.get_running_loop()
     settings = OperatorSettings(resync_interval=3600.0, requeue_delay=5.0)
     async with running_operator(Connection.from_kubeconfig(kubeconfig), settings) as ctx:
         pipe.send("up")
         assert await loop.run_in_executor(None, pipe.recv) == "converged"
         await passed_once(ctx, keys)
+        profiles.phase("create")
         pipe.send({"cpu": time.process_time(), "passes": sum(ctx.passes.values())})
         assert await loop.run_in_executor(None, pipe.recv) == "idle"
         first = time.process_time()
         await resync_every(ctx, keys)
         first = time.process_time() - first
+        profiles.phase("idle-1")
         pipe.send(first)
         assert await loop.run_in_executor(None, pipe.recv) == "idle"
         steady = time.process_time()
         await resync_every(ctx, keys)
         pipe.send(time.process_time() - steady)
+        profiles.phase("idle-2")
         assert await loop.run_in_executor(None, pipe.recv) == "stop"
     pipe.send({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
 @contextlib.contextmanager
-def operator_process(kubeconfig: dict[str, Any], keys: list[Key], log: str) -> Iterator[Any]:
+def operator_process(kubeconfig: dict[str, Any], keys: list[Key], log: str, profile: Path | None) -> Iterator[Any]:
     spawn = multiprocessing.get_context("spawn")
     parent, child = spawn.Pipe()
-    process = spawn.Process(target=operator_worker, args=(child, kubeconfig, keys, log), daemon=True)
+    process = spawn.Process(target=operator_worker, args=(child, kubeconfig, keys, log, profile), daemon=True)
     process.start()
     try:
         yield parent
@@ -285,7 +310,8 @@ def per_tenant(events: list[dict[str, Any]], tenants: int) -> list[str]:
     return [f"  {count / tenants:7.2f}  {verb:<8} {res}" for (verb, res), count in rows.most_common()]
 
 
-async def run(tenants: int, timeout: float, crds: Path, log: str, show_requests: bool, workdir: Path) -> int:
+async def run(tenants: int, timeout: float, crds: Path, log: str, show_requests: bool, workdir: Path,
+              profile: Path | None) -> int:
     keys = [(f"tenant-{i}", f"t{i}") for i in range(tenants)]
     plane = await asyncio.to_thread(start_management, workdir)
     try:
@@ -298,20 +324,21 @@ async def run(tenants: int, timeout: float, crds: Path, log: str, show_requests:
             seeding = time.perf_counter() - seeded
             kubeconfig = await asyncio.to_thread(plane.kubeconfig_for, OPERATOR_NAMESPACE, OPERATOR_SA)
             return await measure(plane, admin, AuditLog(workdir / "audit.log"), kubeconfig, keys,
-                                 [e for e, _ in emulated], timeout, log, show_requests, seeding)
+                                 [e for e, _ in emulated], timeout, log, show_requests, seeding, profile)
     finally:
         plane.stop()
 
 
 async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: dict[str, Any], keys: list[Key],
-                  emulated: list[Any], timeout: float, log: str, show_requests: bool, seeding: float) -> int:
+                  emulated: list[Any], timeout: float, log: str, show_requests: bool, seeding: float,
+                  profile: Path | None) -> int:
     tenants = len(keys)
     apiserver, etcd = (Served(p.popen.pid) for p in sorted(plane.processes, key=lambda p: p.name != "kube-apiserver"))
     load_at_start = load()
     mark, server_cpu, etcd_cpu = audit.mark(), apiserver.cpu(), etcd.cpu()
     inside_before = sum(e.received for e in emulated)
     started = time.perf_counter()
-    with operator_process(kubeconfig, keys, log) as pipe:
+    with operator_process(kubeconfig, keys, log, profile) as pipe:
         await ask(pipe)
         while (ready := await asyncio.to_thread(ready_count, admin)) < tenants:
             if time.perf_counter() > started + timeout:
@@ -372,6 +399,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
     parser.add_argument("--requests", action="store_true", help="list the requests at create by verb and resource")
     parser.add_argument("--log", default=os.devnull, help="where the operator's log lines go")
+    parser.add_argument("--profile", type=Path, help="write the operator's cProfile of each phase to this directory "
+                        "(create.prof, idle-1.prof, idle-2.prof; the CPU figures then include the profiler)")
     parser.add_argument(
         "--crds", type=Path, default=Path(os.environ.get("TENANTCTL_SHARED", REPO.parent / "shared")) / "crds",
         help="the upstream CRDs the management cluster serves",
@@ -380,7 +409,8 @@ def main() -> None:
     if not args.crds.is_dir():
         raise SystemExit(f"--crds {args.crds}: no such directory (the upstream CRDs, ../shared/crds)")
     with tempfile.TemporaryDirectory(prefix="tenantctl-real-scale-") as workdir:
-        sys.exit(asyncio.run(run(args.tenants, args.timeout, args.crds, args.log, args.requests, Path(workdir))))
+        sys.exit(asyncio.run(run(args.tenants, args.timeout, args.crds, args.log, args.requests, Path(workdir),
+                                     args.profile)))
 
 
 if __name__ == "__main__":
