@@ -77,8 +77,13 @@ upstream:
 	@bash hack/upstream/build.sh
 
 # `slow` tests are deselected, not skipped: a skip in this summary always means something is missing.
+# In TEST_WORKERS pytest-xdist workers, each taking the next test as it frees (worksteal): most of the suite
+# waits on the processes it drives, so three workers on two cores beat two (414 s against 820 s serial; four
+# took 436 s). Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): every
+# `tenantctl` the tests start would otherwise compile its modules again, a quarter second each start.
+TEST_WORKERS ?= 3
 test: lint typecheck envtest kubectl etcdctl upstream $(VENV)/.installed-dev
-	$(BIN)/pytest -q -m "not slow"
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -m "not slow" -n $(TEST_WORKERS) --dist worksteal
 
 slow: $(VENV)/.installed-dev
 	$(BIN)/pytest -q -m slow

@@ -50,7 +50,7 @@ def test_setup_is_the_two_commands() -> None:
         assert plan[0] == "python3 -m venv .venv", target
         assert any(install in line for line in plan), (target, plan)
     assert any(line.startswith(".venv/bin/tenantctl render") for line in _make_plan("demo"))
-    assert _make_plan("test")[-1] == '.venv/bin/pytest -q -m "not slow"'
+    assert _make_plan("test")[-1] == 'PYTHONDONTWRITEBYTECODE= .venv/bin/pytest -q -m "not slow" -n 3 --dist worksteal'
     assert "bash hack/envtest/build.sh" in _make_plan("test"), "the real-API tier's binaries, built or reused first"
 
 
