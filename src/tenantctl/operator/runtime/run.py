@@ -48,7 +48,7 @@ def run_operator(start: OperatorStart, *, verbose: bool, domain_given: bool) -> 
     pod = os.environ.get("POD_NAME") or None
 
     async def run() -> None:
-        stop = asyncio.Event()
+        stop = ctx.stop_flag
         cert_dir = start.cert_dir
         watcher = asyncio.create_task(stop_on_new_certificate(cert_dir, stop)) if cert_dir else None
         try:
