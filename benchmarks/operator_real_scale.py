@@ -26,7 +26,6 @@ creation, then the steady one) the operator's CPU per tenant, its reads per tena
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import cProfile
@@ -51,7 +50,15 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "operator"), str(REPO / "benchmarks")]
 
 import scale_emulators  # noqa: E402
-from operator_scale import Key, load, log_to, passed_once, resync_every, running_operator  # noqa: E402
+from operator_scale import (  # noqa: E402
+    Key,
+    load,
+    log_to,
+    passed_once,
+    resync_every,
+    running_operator,
+    scale_arguments,
+)
 from operator_support import b64, capmox_credentials, kamaji_labels, kubeconfig_for  # noqa: E402
 
 from real_api import Api, crd_documents  # noqa: E402
@@ -394,17 +401,10 @@ async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tenants", type=int, default=1000)
-    parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
-    parser.add_argument("--requests", action="store_true", help="list the requests at create by verb and resource")
-    parser.add_argument("--log", default=os.devnull, help="where the operator's log lines go")
+    parser = scale_arguments(__doc__, tenants=1000, timeout=900.0,
+                             crds_help="the upstream CRDs the management cluster serves")
     parser.add_argument("--profile", type=Path, help="write the operator's cProfile of each phase to this directory "
                         "(create.prof, idle-1.prof, idle-2.prof; the CPU figures then include the profiler)")
-    parser.add_argument(
-        "--crds", type=Path, default=Path(os.environ.get("TENANTCTL_SHARED", REPO.parent / "shared")) / "crds",
-        help="the upstream CRDs the management cluster serves",
-    )
     args = parser.parse_args()
     if not args.crds.is_dir():
         raise SystemExit(f"--crds {args.crds}: no such directory (the upstream CRDs, ../shared/crds)")

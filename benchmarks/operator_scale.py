@@ -312,20 +312,27 @@ async def run_sharded(tenants: int, shards: int, timeout: float, crds: Path | No
     return 1 if failed else 0
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tenants", type=int, default=200)
-    parser.add_argument("--shards", type=int, default=1, help="run the operator as this many shard processes")
-    parser.add_argument("--timeout", type=float, default=600.0, help="give up after this many seconds")
-    parser.add_argument("--direct-reads", action="store_true", help="no watch cache: every read asks the API")
+def scale_arguments(doc: str, *, tenants: int, timeout: float, crds_help: str) -> argparse.ArgumentParser:
+    """The options every scale run takes (this one and `operator_real_scale.py`), with its own defaults."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--tenants", type=int, default=tenants)
+    parser.add_argument("--timeout", type=float, default=timeout, help="give up after this many seconds")
     parser.add_argument("--requests", action="store_true", help="list the requests at create by verb and resource")
     parser.add_argument("--log", default=os.devnull, help="where the operator's log lines go")
     parser.add_argument(
-        "--profile", metavar="FILE", help="cProfile until convergence into FILE, the idle resync into FILE.idle"
-    )
-    parser.add_argument(
         "--crds", type=Path, default=Path(os.environ.get("TENANTCTL_SHARED", REPO.parent / "shared")) / "crds",
-        help="upstream CRDs to serve (Kamaji's among them); a missing directory serves none",
+        help=crds_help,
+    )
+    return parser
+
+
+def main() -> None:
+    parser = scale_arguments(__doc__, tenants=200, timeout=600.0,
+                             crds_help="upstream CRDs to serve (Kamaji's among them); a missing directory serves none")
+    parser.add_argument("--shards", type=int, default=1, help="run the operator as this many shard processes")
+    parser.add_argument("--direct-reads", action="store_true", help="no watch cache: every read asks the API")
+    parser.add_argument(
+        "--profile", metavar="FILE", help="cProfile until convergence into FILE, the idle resync into FILE.idle"
     )
     args = parser.parse_args()
     log_to(args.log)
