@@ -20,6 +20,7 @@ import copy
 import datetime
 import functools
 import itertools
+import re
 import time
 import uuid
 from collections import Counter
@@ -208,9 +209,29 @@ def _namespace_object(request: rendering.Request) -> rendering.Request:
     )
 
 
+_SET_TERM = re.compile(r"\s*([^\s!=,()]+)\s+(in|notin)\s+\(([^)]*)\)\s*")
+
+
+def _selector_terms(expr: str) -> list[str]:
+    """The comma-separated terms of a label selector, a set term's own commas kept inside its parentheses."""
+    terms, depth, start = [], 0, 0
+    for i, char in enumerate(expr):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            terms.append(expr[start:i])
+            start = i + 1
+    return [t.strip() for t in [*terms, expr[start:]] if t.strip()]
+
+
 def matches_selector(labels: Mapping[str, str], expr: str) -> bool:
-    for term in filter(None, expr.split(",")):
-        if "!=" in term:
+    """kube-apiserver's label selector: `k=v`, `k==v`, `k!=v`, `k`, `!k`, `k in (a,b)`, `k notin (a,b)`
+    (`!=` and `notin` match objects without the key, as the server's do)."""
+    for term in _selector_terms(expr):
+        if (found := _SET_TERM.fullmatch(term)) is not None:
+            key, operator, values = found[1], found[2], {v.strip() for v in found[3].split(",")}
+            if (key in labels and labels[key] in values) != (operator == "in"):
+                return False
+        elif "!=" in term:
             key, value = term.split("!=", 1)
             if labels.get(key) == value:
                 return False
@@ -224,6 +245,27 @@ def matches_selector(labels: Mapping[str, str], expr: str) -> bool:
         elif term not in labels:
             return False
     return True
+
+
+def _selected(
+    event: dict[str, Any], expr: str, inside: dict[tuple[str | None, str], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The event a watch selecting `expr` sends for `event`, or None; `inside` is what it sent as matching."""
+    obj = event.get("object") or {}
+    meta = obj.get("metadata") or {}
+    key = meta.get("namespace"), str(meta.get("name", ""))
+    now = event["type"] != "DELETED" and matches_selector(meta.get("labels") or {}, expr)
+    before = inside.pop(key, None)
+    if now:
+        inside[key] = obj
+        return {"type": "MODIFIED" if before is not None else "ADDED", "object": obj}
+    if before is None:
+        return None
+    if event["type"] == "DELETED":
+        return event
+    last = copy.deepcopy(before)
+    last["metadata"]["resourceVersion"] = meta.get("resourceVersion")
+    return {"type": "DELETED", "object": last}
 
 
 @attrs.define(kw_only=True)
@@ -240,6 +282,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     """Objects another controller owns: an apply sets the applied leaves and keeps every other field
     (server-side apply with a second field manager); lists are atomic, as in their CRDs."""
     served: int = attrs.field(default=0, init=False)
+    watches: list[tuple[str, str]] = attrs.field(factory=list, init=False)
+    """Every watch a client opened: the resource's plural and the label selector it sent ("" for none)."""
     write_requests: list[tuple[str, str, str | None, str | None]] = attrs.field(factory=list, init=False)
     """Every create/patch/delete a client sent, whether or not it changed anything."""
     received: int = attrs.field(default=0, init=False)
@@ -502,6 +546,7 @@ class KubeEmulator(kmock.KubernetesEmulator):
         each watcher (kopf, the operator's cache) handle every object twice on every (re)start.
         """
         since = int(request.params.get("resourceVersion") or 0)
+        self.watches.append((request.resource.plural if request.resource else "", request.params.get("labelSelector") or ""))
         self._watching[id(request)] = request
         try:
             async for event in self._watch_events(request, since):
@@ -518,7 +563,16 @@ class KubeEmulator(kmock.KubernetesEmulator):
         return len(cut)
 
     async def _watch_events(self, request: rendering.Request, since: int) -> AsyncIterator[rendering.Payload]:
+        expr = request.params.get("labelSelector") or ""
+        inside: dict[tuple[str | None, str], dict[str, Any]] = {}
+        """With a selector, the objects this watch last sent as matching: as the server's watch cache does,
+        one that stops matching is sent DELETED (its last matching content, the change's resourceVersion)
+        and one that starts matching ADDED."""
         async for event in super()._serve_watch(request):
+            if expr and isinstance(event, dict) and event.get("type") in ("ADDED", "MODIFIED", "DELETED"):
+                event = _selected(event, expr, inside)
+                if event is None:
+                    continue
             if isinstance(event, dict) and event.get("type") == "ADDED" and since:
                 version = (event.get("object") or {}).get("metadata", {}).get("resourceVersion")
                 if str(version).isdigit() and int(version) <= since:

@@ -1,5 +1,5 @@
-"""Changing the shard count: the owner under the running layout takes over each tenant's finalizer,
-and a tenant holding only the finalizer of a layout no longer running is still torn down and goes."""
+"""Changing the shard count: the owner under the running layout takes over each tenant's finalizer and
+label, and a tenant holding only the finalizer of a layout no longer running is still torn down and goes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from kube_emulator import KubeEmulator
 from operator_support import FAST, eventually, management, operator_thread, seed_documents
 
 from tenant_support import load_example
-from tenantctl.operator.config.sharding import Shard, shard_of
+from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, taken_over
 from tenantctl.operator.runtime.handlers import OperatorContext
@@ -70,12 +70,19 @@ def owner(namespace: str, cluster: str, count: int) -> str:
     return finalizer_of(Shard(shard_of(namespace, cluster, count), count))
 
 
+def shard_label(mgmt: KubeEmulator, path: str, key: tuple[str, str]) -> str | None:
+    body = mgmt.get(path, *key) or {"metadata": {}}
+    return (body["metadata"].get("labels") or {}).get(SHARD_LABEL)
+
+
 def settled(mgmt: KubeEmulator, count: int) -> list[Any]:
-    """What still holds anything but its owner's finalizer under `count` shards (empty: settled)."""
+    """What still holds anything but its owner's finalizer under `count` shards, or (sharded) another
+    label than its owner's (empty: settled). The single shard labels nothing."""
     return [
-        (key, teardown_finalizers(mgmt, path, key))
+        (key, teardown_finalizers(mgmt, path, key), shard_label(mgmt, path, key))
         for path, key, cluster in objects(mgmt)
         if teardown_finalizers(mgmt, path, key) != [owner(key[0], cluster, count)]
+        or (count > 1 and shard_label(mgmt, path, key) != Shard(shard_of(key[0], cluster, count), count).label)
     ]
 
 
@@ -188,3 +195,96 @@ async def test_two_layouts_running_at_once_exchange_finalizers_once_per_pass_and
             await eventually(lambda: torn_down(mgmt, NAMESPACES[0]), timeout=30)
             await old_layout.aclose()
             await eventually(lambda: not settled(mgmt, 2), timeout=30)
+
+
+def label_writes(mgmt: KubeEmulator, since: int) -> dict[tuple[str, str], int]:
+    """Per TenantCluster, the shard-label changes journalled after `since`."""
+    found: dict[tuple[str, str], int] = {}
+    for entry in mgmt.journal[since:]:
+        if entry.plural == "tenantclusters" and entry.verb == "patch" and "add /metadata/labels" in entry.fields:
+            key = (entry.namespace or "", entry.name)
+            found[key] = found.get(key, 0) + 1
+    return found
+
+
+async def test_each_shard_watches_its_own_label_on_the_server_and_labels_the_tenants_it_owns(
+    mgmt: KubeEmulator,
+) -> None:
+    """Tenants created unlabelled are labelled by their owner alone; kopf's watches of TenantClusters and
+    NodePools select the shard's label, so no shard reconciles, or even receives, another's tenant."""
+    seed(mgmt)
+    async with layout(mgmt, 2) as shards:
+        await eventually(lambda: not settled(mgmt, 2), timeout=30)
+        await eventually(lambda: all(sum(c.passes[(ns, "demo")] for c in shards) for ns in NAMESPACES), timeout=30)
+        for i, ctx in enumerate(shards):
+            assert {k for k in ctx.passes} == {(ns, "demo") for ns in NAMESPACES if shard_of(ns, "demo", 2) == i}
+            assert ctx.claims is not None
+        assert sum(c.claims.labelled for c in shards if c.claims) == len(objects(mgmt)), "one label each, by its owner"
+    for plural in ("tenantclusters", "nodepools"):
+        selectors = {expr for p, expr in mgmt.watches if p == plural}
+        assert {f"{SHARD_LABEL}=0-of-2", f"{SHARD_LABEL}=1-of-2"} <= selectors, plural
+        assert "" in selectors, "the watch cache holds every tenant whole, for the admission webhook"
+        assert f"!{SHARD_LABEL}" in selectors, "and the unlabelled are watched, to be claimed"
+
+
+async def test_a_label_edited_by_hand_goes_back_to_the_owner_and_the_shard_it_named_lets_go(
+    mgmt: KubeEmulator,
+) -> None:
+    seed(mgmt)
+    async with layout(mgmt, 2) as shards:
+        await eventually(lambda: not settled(mgmt, 2), timeout=30)
+        namespace = NAMESPACES[0]
+        mine = shard_of(namespace, "demo", 2)
+        other = Shard(1 - mine, 2)
+        await eventually(lambda: shards[mine].passes[(namespace, "demo")] >= 1, timeout=30)
+        body = mgmt.get(TC, namespace, "demo")
+        assert body is not None
+        mgmt.put(TC, {**body, "metadata": {**body["metadata"], "labels": {SHARD_LABEL: other.label}}})
+        await eventually(lambda: shard_label(mgmt, TC, (namespace, "demo")) == Shard(mine, 2).label, timeout=30)
+        await eventually(lambda: not settled(mgmt, 2), timeout=30)
+        assert (namespace, "demo") not in shards[1 - mine].passes, "the shard it named never reconciled it"
+        passes = shards[mine].passes[(namespace, "demo")]
+        await eventually(lambda: shards[mine].passes[(namespace, "demo")] > passes, timeout=30)
+
+
+async def test_two_sharded_layouts_at_once_move_a_tenant_at_most_once_per_sweep_each_and_settle(
+    mgmt: KubeEmulator,
+) -> None:
+    """Three shards and two side by side: each layout's sweep takes its tenants once per resync interval,
+    never on the other's write (no loop), one shard at a time holds each label; when the old stops, the
+    new settles every tenant."""
+    seed(mgmt)
+    async with contextlib.AsyncExitStack() as old_layout:
+        await old_layout.enter_async_context(layout(mgmt, 3))
+        await eventually(lambda: not settled(mgmt, 3), timeout=30)
+        async with layout(mgmt, 2):
+            await asyncio.sleep(RESYNC)
+            since = len(mgmt.journal)
+            await asyncio.sleep(5 * RESYNC)
+            moved = label_writes(mgmt, since)
+            assert set(moved) == {(ns, "demo") for ns in NAMESPACES}, "both layouts' sweeps take their tenants"
+            for key, writes in moved.items():
+                # each layout's sweep at most once per interval, and one straddling either end of the window
+                assert writes <= 2 * (5 + 2), f"{key}: {writes} label writes in 5 intervals"
+            await old_layout.aclose()
+            await eventually(lambda: not settled(mgmt, 2), timeout=30)
+            since = len(mgmt.journal)
+            await asyncio.sleep(3 * RESYNC)
+            assert not label_writes(mgmt, since), "settled: no label moves once the old layout is gone"
+
+
+async def test_a_tenant_another_layout_takes_ends_its_reconciler_here_at_once_not_at_the_next_resync(
+    mgmt: KubeEmulator,
+) -> None:
+    """Relabelled by a shard of another layout, the tenant arrives DELETED on this shard's selected watch:
+    its reconciler stops there, so two shards never run passes of it side by side for a resync interval."""
+    seed(mgmt)
+    slow = dataclasses.replace(FAST, shard=Shard(0, 2), resync_interval=60.0, requeue_delay=60.0)
+    mine = [ns for ns in NAMESPACES if shard_of(ns, "demo", 2) == 0]
+    async with operator_thread(mgmt, slow) as ctx:
+        await eventually(lambda: all(ctx.passes[(ns, "demo")] >= 1 for ns in mine), timeout=30)
+        body = mgmt.get(TC, mine[0], "demo")
+        assert body is not None
+        mgmt.put(TC, {**body, "metadata": {**body["metadata"], "labels": {SHARD_LABEL: Shard(0, 3).label}}})
+        await eventually(lambda: (mine[0], "demo") not in ctx.watched, timeout=10)
+        assert all((ns, "demo") in ctx.watched for ns in mine[1:]), "the others stay"

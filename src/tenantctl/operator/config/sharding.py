@@ -5,15 +5,24 @@ shard count), so shards need no lease or lock between them; a NodePool belongs t
 TenantCluster it names. Changing the shard count moves tenants between shards: the new owner takes
 each tenant's finalizer over (`finalizers`). The replicas of one shard share its kopf peering object,
 named here once for `tenantctl install` and for the operator's own check of `--peering`.
+
+The owner also writes its name on the tenant as the label `tenantctl.io/shard: I-of-N`, and a shard's
+watches select that label on the server: a shard never receives, decodes or keeps another shard's
+TenantClusters and NodePools (`runtime/claims`). The single shard selects nothing and labels nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["ALL", "Shard", "ShardError", "peering_name", "peering_priority", "peering_shard", "shard_of"]
+__all__ = ["ALL", "SHARD_LABEL", "Shard", "ShardError", "peering_name", "peering_priority", "peering_shard",
+           "shard_of"]
+
+SHARD_LABEL = "tenantctl.io/shard"
+"""On each TenantCluster and NodePool of a sharded operator: the shard (`I-of-N`) that owns it now."""
 
 _SPEC = re.compile(r"([0-9]+)/([0-9]+)")
 _ORDINAL = re.compile(r"-([0-9]+)$")
@@ -56,6 +65,31 @@ class Shard:
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
+
+    @property
+    def label(self) -> str:
+        """This shard's value of `SHARD_LABEL`: the layout is in it, so two layouts never select one tenant."""
+        return f"{self.index}-of-{self.count}"
+
+    @property
+    def selector(self) -> str:
+        """What this shard's watches of TenantClusters and NodePools select on the server ("": all)."""
+        return "" if self.count == 1 else f"{SHARD_LABEL}={self.label}"
+
+    @property
+    def unlabelled(self) -> str:
+        """Tenants no shard of any layout has claimed yet: what a shard claims the moment they appear."""
+        return f"!{SHARD_LABEL}"
+
+    @property
+    def elsewhere(self) -> str:
+        """Tenants not labelled for this layout (unlabelled, or another layout's): what the sweep claims."""
+        values = ",".join(Shard(i, self.count).label for i in range(self.count))
+        return f"{SHARD_LABEL} notin ({values})"
+
+    def labelled(self, labels: Mapping[str, str] | None) -> bool:
+        """Whether an object's labels name this shard (the single shard, which labels nothing, holds all)."""
+        return self.count == 1 or (labels or {}).get(SHARD_LABEL) == self.label
 
 
 ALL = Shard()

@@ -25,7 +25,7 @@ import base64
 import functools
 import json
 import ssl
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -399,10 +399,13 @@ class KubeClient:
             version = version or page_version  # every page carries the first one's
         return items, version
 
-    async def list_pages(self, res: Resource, limit: int = 500) -> AsyncIterator[tuple[Objs, str]]:
-        """Every object of `res` in every namespace, `limit` at a time, each page with the list's
-        resourceVersion: a cluster's Secrets are never all in memory at once, as decoded objects."""
-        params = {"limit": str(limit)}
+    async def list_pages(
+        self, res: Resource, limit: int = 500, label_selector: str = ""
+    ) -> AsyncIterator[tuple[Objs, str]]:
+        """Every object of `res` in every namespace (that `label_selector` selects), `limit` at a time, each
+        page with the list's resourceVersion: a cluster's Secrets are never all in memory at once, decoded."""
+        selected = {"labelSelector": label_selector} if label_selector else {}
+        params = {"limit": str(limit), **selected}
         while True:
             doc = await self._request("GET", res.path(), params=params)
             items: Objs = doc.get("items") or []
@@ -413,7 +416,7 @@ class KubeClient:
             yield items, str(meta.get("resourceVersion") or "")
             if not meta.get("continue"):
                 return
-            params = {"limit": str(limit), "continue": str(meta["continue"])}
+            params = {"limit": str(limit), "continue": str(meta["continue"]), **selected}
 
     async def _list(self, res: Resource, namespace: str | None, params: Mapping[str, str]) -> tuple[Objs, str]:
         doc = await self._request("GET", res.path(namespace), params=params)
@@ -423,12 +426,17 @@ class KubeClient:
             item.setdefault("kind", res.kind)
         return items, str((doc.get("metadata") or {}).get("resourceVersion") or "")
 
-    async def watch(self, res: Resource, resource_version: str) -> AsyncIterator[Obj]:
+    async def watch(
+        self, res: Resource, resource_version: str, label_selector: str = "", timeout: int = 300
+    ) -> AsyncGenerator[Obj, None]:
         """The events of `res` in every namespace after `resource_version`, until the server ends the stream.
 
+        With `label_selector`, an object that stops matching arrives DELETED and one that starts, ADDED.
         410 (the version is too old) and other failures raise an `APIError`: the caller lists again.
         """
-        params = {"watch": "true", "allowWatchBookmarks": "true", "timeoutSeconds": "300"}
+        params = {"watch": "true", "allowWatchBookmarks": "true", "timeoutSeconds": str(timeout)}
+        if label_selector:
+            params["labelSelector"] = label_selector
         if resource_version:
             params["resourceVersion"] = resource_version
         path = res.path()

@@ -32,6 +32,7 @@ from tenantctl.operator.phases.reconcile import PassResult, Scope, reconcile, st
 from tenantctl.operator.phases.talos_api import KamajiSchema
 from tenantctl.operator.phases.teardown import TeardownReport, TeardownScope, teardown
 from tenantctl.operator.runtime.admission import review
+from tenantctl.operator.runtime.claims import Claims, cluster_of_cluster, cluster_of_pool, label, owner_label
 from tenantctl.operator.runtime.finalizers import finalizer_of, orphaned, release, take_over
 from tenantctl.operator.runtime.metrics import Metrics, Outcome
 from tenantctl.operator.runtime.triggers import Triggers
@@ -181,6 +182,11 @@ class OperatorContext:
     metrics: Metrics = field(default_factory=Metrics)
     stop_flag: asyncio.Event = field(default_factory=asyncio.Event)
     """kopf's stop flag (`run.py`): a new serving certificate sets it, and so does the cleanup (below)."""
+    released: set[Key] = field(default_factory=set)
+    """Clusters another shard took (relabelled away): their reconcilers end without another pass."""
+    claims: Claims | None = None
+    """A sharded operator's labelling of the tenants it owns (`claims`); None for the single shard."""
+    _claims_task: asyncio.Task[None] | None = None
     _metrics_server: web.AppRunner | None = None
 
     @property
@@ -210,6 +216,10 @@ class OperatorContext:
         self.platform = PlatformReader(self.settings.platform_name)
         if self.settings.metrics is not None:
             self._metrics_server = await self.metrics.serve(self.settings.metrics)
+        if self.settings.shard.count > 1:
+            self.claims = Claims(self._api, self.settings.shard, self.settings.resync_interval, LIST_PAGE_SIZE)
+            kinds = {TENANT_CLUSTERS: cluster_of_cluster, NODE_POOLS: cluster_of_pool}
+            self._claims_task = asyncio.create_task(self.claims.run(kinds), name="shard labels")
 
     @property
     def gate(self) -> asyncio.Semaphore:
@@ -226,6 +236,10 @@ class OperatorContext:
         return int(self._metrics_server.addresses[0][1])
 
     async def stop(self) -> None:
+        if self._claims_task is not None:
+            self._claims_task.cancel()
+            await asyncio.gather(self._claims_task, return_exceptions=True)
+            self._claims_task = None
         await self.tenant_clients.close()
         if self._metrics_server is not None:
             await self._metrics_server.cleanup()
@@ -252,10 +266,27 @@ class OperatorContext:
 
     @contextlib.contextmanager
     def watching(self, key: Key) -> Iterator[asyncio.Event]:
+        """A reconciler's wake-up for `key`; a newer reconciler of the same key (the tenant came back to
+        this shard before the older one noticed it left) takes over, and the older one ends."""
+        previous, wakeup = self._wakeups.get(key), asyncio.Event()
+        self._wakeups[key] = wakeup
+        self.released.discard(key)
+        if previous is not None:
+            previous.set()
         try:
-            yield self.wakeup(key)
+            yield wakeup
         finally:
-            self._wakeups.pop(key, None)
+            if self._wakeups.get(key) is wakeup:
+                del self._wakeups[key]
+
+    def serving(self, key: Key, wakeup: asyncio.Event) -> bool:
+        """Whether the reconciler holding `wakeup` still serves `key`: not released, not taken over."""
+        return self._wakeups.get(key) is wakeup and key not in self.released
+
+    def release(self, key: Key) -> None:
+        """`key` left this shard (another shard's label, or gone): its reconciler ends."""
+        self.released.add(key)
+        self.wake(key)
 
 
 _CACHE_CATCH_UP_ROUNDS = 4
@@ -318,15 +349,20 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     # The cache is a few milliseconds behind kopf's watch at most, unless a watch outage left it further
     # behind: give it a moment, then ask the server (the last round) rather than act on the old copy.
     rounds = (*(True,) * _CACHE_CATCH_UP_ROUNDS, False)
+    shard = ctx.settings.shard
     for i, cached in enumerate(rounds):
         body = await api.get(TENANT_CLUSTERS, name, namespace, cached=cached)
         going = body is None or body["metadata"].get("deletionTimestamp")
         pools = [] if going else await _pools_of(api, namespace, name, excluding_pool, cached=cached)
-        if not cached or not ctx.triggers.behind(key, [body, *pools] if body is not None else []):
+        ours = body is None or shard.labelled(body["metadata"].get("labels"))
+        if not cached or (ours and not ctx.triggers.behind(key, [body, *pools] if body is not None else [])):
             break
         await asyncio.sleep(_CACHE_CATCH_UP_DELAY * (i + 1))
     if ctx.triggers.read(key, [body, *pools] if body is not None else [], fresh=not cached):
         ctx.wake(key)
+    if not ours:  # the server says another shard's label is on it now: that shard's passes run, not ours
+        ctx.release(key)
+        return None
     if body is None or going:
         return None
     own = finalizer_of(ctx.settings.shard)
@@ -383,10 +419,21 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     def owned_pool(namespace: str, spec: Mapping[str, Any], **_: Any) -> bool:
         return shard.owns(namespace, str(spec.get("cluster") or ""))
 
-    # The shard filter sits on every resource handler: kopf adds finalizers, starts daemons and
-    # runs teardown only for the objects this shard owns.
-    clusters = dict(group=GROUP, version=VERSION, plural="tenantclusters", registry=registry, when=owned_cluster)
-    pools = dict(group=GROUP, version=VERSION, plural="nodepools", registry=registry, when=owned_pool)
+    def held_cluster(namespace: str, name: str, labels: Mapping[str, str], **_: Any) -> bool:
+        return shard.owns(namespace, name) and shard.labelled(labels)
+
+    def held_pool(namespace: str, spec: Mapping[str, Any], labels: Mapping[str, str], **_: Any) -> bool:
+        return shard.owns(namespace, str(spec.get("cluster") or "")) and shard.labelled(labels)
+
+    # The shard filter sits on every resource handler: kopf adds finalizers, starts daemons and runs
+    # teardown only for the objects this shard owns and holds the label of (the watches select that label
+    # on the server; the filter keeps it so against a server that would not). Event handlers also see
+    # the DELETED that a tenant leaving the selection brings: the server sends it with the old labels.
+    kinds = dict(group=GROUP, version=VERSION, registry=registry)
+    clusters = dict(plural="tenantclusters", when=held_cluster, **kinds)
+    pools = dict(plural="nodepools", when=held_pool, **kinds)
+    cluster_events = dict(plural="tenantclusters", when=owned_cluster, **kinds)
+    pool_events = dict(plural="nodepools", when=owned_pool, **kinds)
 
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
@@ -397,6 +444,9 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
         settings.persistence.diffbase_storage = NoDiffBase()
         settings.watching.chunk_size = LIST_PAGE_SIZE
+        if shard.selector:
+            for plural in ("tenantclusters", "nodepools"):
+                settings.watching.label_selectors[GROUP, plural] = shard.selector
         if ctx.settings.webhook is not None:
             settings.admission.server = _webhook_server(ctx.settings.webhook)
         await ctx.start()
@@ -419,7 +469,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         """Run passes until the object goes: on a wake-up, soon while waiting, else every resync."""
         waits = 0
         with ctx.watching((namespace, name)) as wakeup:
-            while not stopped:
+            while not stopped and ctx.serving((namespace, name), wakeup):
                 wakeup.clear()
                 ctx.triggers.scheduled((namespace, name))
                 try:
@@ -443,16 +493,23 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
             for key in ctx.watched:
                 ctx.wake(key)
 
-    @kopf.on.event(**clusters)  # type: ignore[arg-type]
+    @kopf.on.event(**cluster_events)  # type: ignore[arg-type]
     async def cluster_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
-        if event["type"] != "DELETED" and orphaned(body, own):
+        if event["type"] == "DELETED":
+            ctx.release((namespace, name))
+        elif not shard.labelled(body.metadata.labels):
+            return
+        elif orphaned(body, own):
             await _until_done(ctx, TENANT_CLUSTERS, namespace, name, lambda: tear_down(dict(body), namespace, name))
         elif _needs_pass(body) and ctx.triggers.wakes((namespace, name), body):
             ctx.wake((namespace, name))
 
-    @kopf.on.event(**pools)  # type: ignore[arg-type]
+    @kopf.on.event(**pool_events)  # type: ignore[arg-type]
     async def pool_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
-        if event["type"] != "DELETED" and orphaned(body, own):
+        deleted = event["type"] == "DELETED"
+        if not deleted and not shard.labelled(body.metadata.labels):
+            return
+        if not deleted and orphaned(body, own):
             await _until_done(ctx, NODE_POOLS, namespace, name, lambda: pool_gone(body, namespace, name))
             return
         cluster = (body.get("spec") or {}).get("cluster")
@@ -471,6 +528,9 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         if cluster:
             await run_pass(ctx, namespace, str(cluster), excluding_pool=name)
         await release(ctx.api, NODE_POOLS, namespace, name, own)
+
+    if shard.count > 1:
+        _register_misplaced(ctx, registry)
 
     @kopf.on.delete(**pools)  # type: ignore[arg-type]
     async def pool_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
@@ -507,6 +567,29 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     if ctx.settings.webhook is not None:
         _register_admission(ctx, registry)
     return registry
+
+
+def _register_misplaced(ctx: OperatorContext, registry: kopf.OperatorRegistry) -> None:
+    """A tenant labelled for this shard that another shard of this layout owns (its label edited by hand):
+    given to its owner, who would otherwise never see it. Shards of one layout agree on every owner."""
+    shard = ctx.settings.shard
+
+    def misplaced_cluster(namespace: str, name: str, labels: Mapping[str, str], **_: Any) -> bool:
+        return shard.labelled(labels) and not shard.owns(namespace, name)
+
+    def misplaced_pool(namespace: str, spec: Mapping[str, Any], labels: Mapping[str, str], **_: Any) -> bool:
+        cluster = str(spec.get("cluster") or "")
+        return bool(cluster) and shard.labelled(labels) and not shard.owns(namespace, cluster)
+
+    @kopf.on.event(GROUP, VERSION, "tenantclusters", when=misplaced_cluster, registry=registry)  # type: ignore[arg-type]
+    async def cluster_misplaced(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
+        if event["type"] != "DELETED":
+            await label(ctx.api, TENANT_CLUSTERS, body, owner_label(namespace, name, shard.count))
+
+    @kopf.on.event(GROUP, VERSION, "nodepools", when=misplaced_pool, registry=registry)  # type: ignore[arg-type]
+    async def pool_misplaced(event: kopf.RawEvent, body: kopf.Body, namespace: str, spec: Any, **_: Any) -> None:
+        if event["type"] != "DELETED":
+            await label(ctx.api, NODE_POOLS, body, owner_label(namespace, str(spec["cluster"]), shard.count))
 
 
 def _webhook_server(webhook: WebhookSettings) -> kopf.WebhookServer:
