@@ -546,7 +546,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
         each watcher (kopf, the operator's cache) handle every object twice on every (re)start.
         """
         since = int(request.params.get("resourceVersion") or 0)
-        self.watches.append((request.resource.plural if request.resource else "", request.params.get("labelSelector") or ""))
+        plural = request.resource.plural if request.resource else ""
+        self.watches.append((plural or "", request.params.get("labelSelector") or ""))
         self._watching[id(request)] = request
         try:
             async for event in self._watch_events(request, since):

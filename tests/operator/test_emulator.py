@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from kube_emulator import IMMUTABLE_TCT, PVC_PROTECTION, Fault, KubeEmulator, declare
+from kube_emulator import IMMUTABLE_TCT, PVC_PROTECTION, Fault, KubeEmulator, declare, matches_selector
 
 from tenantctl.operator.kube.client import (
     APIError,
@@ -191,3 +191,40 @@ async def test_a_list_comes_in_pages_of_one_version(mgmt: KubeEmulator) -> None:
         pages = [page async for page in api.list_pages(SECRETS, limit=2)]
     assert [[s["metadata"]["name"] for s in items] for items, _ in pages] == [["s0", "s1"], ["s2", "s3"], ["s4"]]
     assert len({version for _, version in pages}) == 1
+
+
+async def test_a_selected_watch_sends_what_starts_matching_added_and_what_stops_deleted_as_it_matched(
+    mgmt: KubeEmulator,
+) -> None:
+    """As kube-apiserver's watch cache does (tests/real/test_shards.py proves it there): the shard label's
+    handover rests on it."""
+    mgmt.put("v1/secrets", secret("moving", "a"))
+    moved = secret("moving", "a")
+    async with client(mgmt) as api:
+        _, version = await api.list_versioned(SECRETS)
+        mgmt.put("v1/secrets", secret("marker", "b", {"shard": "1-of-2"}))
+        seen = []
+        async for event in api.watch(SECRETS, version, "shard in (0-of-2, 1-of-2)"):
+            seen.append((event["type"], event["object"]["metadata"]["name"], event["object"]["metadata"].get("labels")))
+            if len(seen) == 1:  # the marker: the watch is live (the emulator streams no history), move the other
+                mgmt.put("v1/secrets", {**moved, "metadata": {**moved["metadata"], "labels": {"shard": "0-of-2"}}})
+                mgmt.put("v1/secrets", {**moved, "metadata": {**moved["metadata"], "labels": {"shard": "1-of-3"}}})
+            if len(seen) == 3:
+                break
+    assert seen[1:] == [("ADDED", "moving", {"shard": "0-of-2"}), ("DELETED", "moving", {"shard": "0-of-2"})]
+
+
+@pytest.mark.parametrize(
+    ("expr", "labels", "matches"),
+    [
+        ("shard notin (0-of-2,1-of-2)", {}, True),
+        ("shard notin (0-of-2,1-of-2)", {"shard": "0-of-3"}, True),
+        ("shard notin (0-of-2,1-of-2)", {"shard": "1-of-2"}, False),
+        ("shard in (0-of-2, 1-of-2),app=x", {"shard": "1-of-2", "app": "x"}, True),
+        ("shard in (0-of-2)", {}, False),
+        ("!shard", {"shard": "0-of-2"}, False),
+        ("shard=0-of-2", {"shard": "0-of-2"}, True),
+    ],
+)
+def test_set_based_selectors_match_as_the_servers_do(expr: str, labels: dict[str, str], matches: bool) -> None:
+    assert matches_selector(labels, expr) is matches

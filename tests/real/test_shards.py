@@ -1,11 +1,15 @@
 """A shard layout change on the real servers: `tenantctl operator --shard I/N` processes, three, then two.
 
-Each tenant ends with the finalizer of its owner under the running layout alone; a tenant deleted while
-no shard ran, held only by the old layout's finalizer, is torn down by its new owner and goes.
+Each tenant ends with the finalizer and the shard label of its owner under the running layout alone; a
+tenant deleted while no shard ran, held only by the old layout's finalizer, is torn down by its new owner
+and goes. A label edited by hand goes back to the owner. And what the shard label rests on: kube-apiserver
+sends an object that stops matching a watch's selector as DELETED, with the labels it matched by.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import copy
 import os
 import signal
@@ -23,12 +27,14 @@ from real_api import Api, wait_for
 from real_control_plane import ControlPlane
 from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, seed_tenant
 from tenant_support import load_example
-from tenantctl.operator.config.sharding import Shard, shard_of
+from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
+from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.process]
 
 TC = ("tenantctl.io/v1alpha1", "TenantCluster")
+NP = ("tenantctl.io/v1alpha1", "NodePool")
 NAMESPACES = [f"shard-tenant-{i}" for i in range(4)]
 
 
@@ -62,8 +68,18 @@ def _owner(namespace: str, count: int) -> str:
     return finalizer_of(Shard(shard_of(namespace, "demo", count), count))
 
 
+def _labels(admin: Api, namespace: str) -> set[str | None]:
+    """The shard labels of the tenant's TenantCluster and NodePools."""
+    bodies = [admin.get(*TC, namespace, "demo"), *admin.list(*NP, namespace)]
+    return {(b["metadata"].get("labels") or {}).get(SHARD_LABEL) for b in bodies if b is not None}
+
+
 def _settled(admin: Api, namespaces: list[str], count: int) -> bool:
-    return all(_ours(admin, ns) == [_owner(ns, count)] for ns in namespaces)
+    return all(
+        _ours(admin, ns) == [_owner(ns, count)]
+        and _labels(admin, ns) == {Shard(shard_of(ns, "demo", count), count).label}
+        for ns in namespaces
+    )
 
 
 def test_three_shards_to_two_hand_every_tenant_over_and_a_deletion_between_completes(
@@ -86,4 +102,49 @@ def test_three_shards_to_two_hand_every_tenant_over_and_a_deletion_between_compl
     with layout(kubeconfig, 2, log):
         wait_for(lambda: _ours(admin, deleted) is None, 90, 0.5, "the tenant deleted between layouts gone")
         wait_for(lambda: _settled(admin, staying, 2), 90, 0.5, "every tenant held by its owner of 2 alone")
+        edited = staying[0]
+        elsewhere = Shard(1 - shard_of(edited, "demo", 2), 2).label
+        admin.merge(*TC, edited, "demo", {"metadata": {"labels": {SHARD_LABEL: elsewhere}}})
+        wait_for(lambda: _settled(admin, staying, 2), 90, 0.5, "a label edited by hand given back to the owner")
     assert "Traceback" not in log.read_text()
+
+
+async def test_an_object_leaving_a_selected_watch_arrives_deleted_with_the_labels_it_matched_by(
+    installed: Any, admin: Api, management: ControlPlane,
+) -> None:
+    """The shard a tenant is relabelled away from learns it from its own selected watch: DELETED, carrying
+    its own label, so kopf's event handlers (filtered by that label) see it. The emulator does the same
+    (tests/operator/test_emulator.py)."""
+    namespace = "shard-watch"
+    docs = copy.deepcopy(load_example("kubevirt.yaml"))
+    for d in docs:
+        d["metadata"]["namespace"] = namespace
+        if d["kind"] == "TenantCluster":
+            d["metadata"]["labels"] = {SHARD_LABEL: "0-of-2"}
+    seed_tenant(admin, docs)
+    body = admin.get(*TC, namespace, "demo")
+    assert body is not None
+    res = Resource(TC[0], TC[1], "tenantclusters", True)
+    async with KubeClient(Connection.from_kubeconfig(management.admin_kubeconfig)) as api:
+        events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+        async def follow(selector: str) -> None:
+            async for event in api.watch(res, body["metadata"]["resourceVersion"], selector, timeout=60):
+                if event.get("type") != "BOOKMARK":
+                    await events.put(event)
+
+        # Both watch from the version read: what happens after it reaches them, however late they start.
+        watching = [asyncio.create_task(follow(selector)) for selector in (f"{SHARD_LABEL}=0-of-2", f"!{SHARD_LABEL}")]
+        try:
+            admin.merge(*TC, namespace, "demo", {"metadata": {"labels": {SHARD_LABEL: None}}})
+            seen = [await asyncio.wait_for(events.get(), 30) for _ in range(2)]
+        finally:
+            for task in watching:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*watching)
+    left = next(e for e in seen if e["type"] == "DELETED")
+    came = next(e for e in seen if e["type"] == "ADDED")
+    assert (left["object"]["metadata"].get("labels") or {}).get(SHARD_LABEL) == "0-of-2", "the labels it matched by"
+    assert SHARD_LABEL not in (came["object"]["metadata"].get("labels") or {}), "the unlabelled watch: ADDED"
+    assert left["object"]["metadata"]["resourceVersion"] == came["object"]["metadata"]["resourceVersion"]
