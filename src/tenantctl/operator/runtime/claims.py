@@ -95,9 +95,9 @@ class Claims:
     async def claim(self, res: Resource, obj: Mapping[str, Any], cluster_of: ClusterOf) -> None:
         """Label `obj` with this shard if this shard owns it under this layout."""
         namespace, cluster = (obj.get("metadata") or {}).get("namespace"), cluster_of(obj)
-        if namespace and cluster and self.shard.owns(str(namespace), cluster):
-            if await label(self.api, res, obj, self.shard.label):
-                self.labelled += 1
+        mine = bool(namespace and cluster) and self.shard.owns(str(namespace), cluster)
+        if mine and await label(self.api, res, obj, self.shard.label):
+            self.labelled += 1
 
     async def _follow(self, res: Resource, cluster_of: ClusterOf) -> None:
         """Sweep, then watch the unlabelled until the next sweep is due; again after a failure."""
