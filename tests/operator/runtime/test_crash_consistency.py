@@ -30,7 +30,7 @@ from kube_emulator import CORE, PVC_PROTECTION, Fault, KubeEmulator, declare
 from operator_support import condition, eventually, kubeconfig_for, management, seed_control_plane, seed_documents
 
 from tenant_support import load_example
-from tenantctl.operator.config.sharding import Shard, shard_of
+from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer
 
@@ -558,11 +558,13 @@ def _unowned_versions(history: list[dict[str, Any]]) -> list[tuple[str, list[str
 
 
 def _handed_over(here: Stand) -> bool:
-    """The tenant and its pool hold the new owner's teardown finalizer alone, and the tenant is Ready."""
+    """The tenant and its pool hold the new owner's teardown finalizer alone and its shard label, and the
+    tenant is Ready."""
     own = [finalizer_of(NEW_OWNER)]
+    bodies = [here.mgmt.get(plural, KEY[0], name) for plural, name in ((TC, KEY[1]), (NODEPOOLS, "md0"))]
     return here.ready() and all(
-        _teardown_finalizers(here.mgmt.get(plural, KEY[0], name)) == own
-        for plural, name in ((TC, KEY[1]), ("tenantctl.io/v1alpha1/nodepools", "md0")))
+        _teardown_finalizers(body) == own and ((body or {})["metadata"].get("labels") or {}).get(SHARD_LABEL)
+        == NEW_OWNER.label for body in bodies)
 
 
 async def _handover(tmp_path: Path, cut: Callable[[str], bool] | None) -> tuple[dict[str, Any], list[str], list[Any]]:
@@ -590,14 +592,14 @@ def uncut_handover(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, 
 
 
 def check_handover_cuts(uncut: tuple[dict[str, Any], list[str]], tmp_path: Path, every: bool) -> None:
-    """Killed at the new owner's first and second write of the TenantCluster (its finalizer added by
-    kopf, the old layout's replaced); `every` adds each write of the handover. The tenant and the pool
+    """Killed at the new owner's first three writes of the TenantCluster (its shard label, its finalizer
+    added by kopf, the old layout's replaced); `every` adds each write of the handover. The tenant and the pool
     are never without an owner's teardown finalizer, end with the new owner's alone, and the end state
     is the uncut handover's."""
     expected, sequence = uncut
-    assert sequence.count("tenantclusters") >= 2, sequence
+    assert sequence.count("tenantclusters") >= 3, sequence
     cuts: Cuts = {
-        f"at the TenantCluster's write {n}": functools.partial(on_write_of, "tenantclusters", n) for n in (1, 2)
+        f"at the TenantCluster's write {n}": functools.partial(on_write_of, "tenantclusters", n) for n in (1, 2, 3)
     }
     if every:
         cuts |= {f"after {n} writes": functools.partial(after_writes, n) for n in range(len(sequence))}
