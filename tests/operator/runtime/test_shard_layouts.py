@@ -288,3 +288,21 @@ async def test_a_tenant_another_layout_takes_ends_its_reconciler_here_at_once_no
         mgmt.put(TC, {**body, "metadata": {**body["metadata"], "labels": {SHARD_LABEL: Shard(0, 3).label}}})
         await eventually(lambda: (mine[0], "demo") not in ctx.watched, timeout=10)
         assert all((ns, "demo") in ctx.watched for ns in mine[1:]), "the others stay"
+
+
+async def test_a_release_ends_only_the_running_reconciler_and_a_newer_one_takes_over() -> None:
+    """The bookkeeping behind a tenant leaving and coming back: a release marks only a key whose
+    reconciler runs (a tenant long gone leaves nothing behind), a newer reconciler of the key supersedes
+    the older, and the mark goes with the reconciler."""
+    ctx = OperatorContext(Connection.from_server("http://127.0.0.1:1"))
+    key = ("tenant-0", "demo")
+    ctx.release(key)
+    assert key not in ctx.released, "no reconciler runs: nothing to mark"
+    with ctx.watching(key) as older:
+        assert ctx.serving(key, older)
+        with ctx.watching(key) as newer:
+            assert older.is_set() and not ctx.serving(key, older) and ctx.serving(key, newer)
+            ctx.release(key)
+            assert newer.is_set() and not ctx.serving(key, newer)
+        assert key not in ctx.released and key not in ctx.watched
+    assert key not in ctx.watched

@@ -278,15 +278,18 @@ class OperatorContext:
         finally:
             if self._wakeups.get(key) is wakeup:
                 del self._wakeups[key]
+                self.released.discard(key)
 
     def serving(self, key: Key, wakeup: asyncio.Event) -> bool:
         """Whether the reconciler holding `wakeup` still serves `key`: not released, not taken over."""
         return self._wakeups.get(key) is wakeup and key not in self.released
 
     def release(self, key: Key) -> None:
-        """`key` left this shard (another shard's label, or gone): its reconciler ends."""
-        self.released.add(key)
-        self.wake(key)
+        """`key` left this shard (another shard's label, or gone): its reconciler, if one runs, ends. Only
+        a running one is marked, so the set holds no tenant long gone."""
+        if key in self._wakeups:
+            self.released.add(key)
+            self.wake(key)
 
 
 _CACHE_CATCH_UP_ROUNDS = 4
