@@ -110,13 +110,22 @@ async def test_teardown_frees_the_tenants_volumes_before_its_machines_go(
             return tc is None
 
         await eventually(tenant_gone, 90, what="the TenantCluster gone")
+
+        def teardown_events() -> list[dict[str, Any]]:
+            return sorted((e for e in admin.list("v1", "Event", "tenant-acme")  # ordered as etcd wrote them
+                           if e["involvedObject"]["kind"] == "TenantCluster" and e["involvedObject"]["name"] == "acme"
+                           and e["reason"] in ("Teardown", "Leftover")),
+                          key=lambda e: int(e["metadata"]["resourceVersion"]))
+
+        # kopf posts Events from a queue of its own, after the handler that recorded them: the last
+        # step's may land after the object is gone (and is lost if the operator stops first), so wait
+        # for four while the operator still runs.
+        await eventually(lambda: len(teardown_events()) >= 4, 30, what="the teardown's Events posted")
     assert sorted(freed) == sorted(disk for _, disk, _, _ in VOLUMES)
     for api_version, kind in OWNED_KINDS:
         assert admin.list(api_version, kind, "tenant-acme", OURS) == [], kind
     # The status goes with the object; the Events the operator recorded for each step stay.
-    events = sorted((e for e in admin.list("v1", "Event", "tenant-acme")  # ordered as etcd wrote them
-                     if e["involvedObject"]["kind"] == "TenantCluster" and e["involvedObject"]["name"] == "acme"
-                     and e["reason"] in ("Teardown", "Leftover")), key=lambda e: int(e["metadata"]["resourceVersion"]))
+    events = teardown_events()
     steps = [e["message"].split(":", 1)[0] for e in events]
     assert steps[:4] == ["TenantVolumes", "HelmReleases", "ClusterAPI", "Substrate"], steps
     assert all(e["reason"] == "Teardown" for e in events), "no leftovers"
