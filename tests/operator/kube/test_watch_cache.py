@@ -181,6 +181,53 @@ async def test_a_shard_holds_the_apiserver_service_and_control_plane_of_its_own_
         assert cache.holds("v1", "services", their_ns, theirs) is None, "another shard's tenant's: not held"
 
 
+
+def _pool_named_for_the_other_shard(namespace: str, cluster: str) -> str:
+    """A pool name whose own hash falls on the other shard than its cluster's: a pool goes with its cluster."""
+    first = Shard(0, 2)
+    return next(f"p{i}" for i in range(100) if first.owns(namespace, f"p{i}") != first.owns(namespace, cluster))
+
+
+async def test_a_shard_holds_other_shards_tenants_as_outlines_and_its_own_in_full(mgmt: KubeEmulator) -> None:
+    """Any replica serves the webhook, which reads a tenant's cluster and pools: a shard holds every
+    tenant's spec, but the status, annotations and finalizers of its own tenants only (two thirds of the
+    bytes of each of the others)."""
+    from tenantctl.operator.kube.cache import OUTLINE_METADATA, outline  # newer than the mutation snapshot
+    from tenantctl.operator.runtime.handlers import HELD_WHOLE, NODE_POOLS, TENANT_CLUSTERS, tenants_in_full_of
+
+    management(mgmt)
+    mine, theirs = _pair_of_tenants()
+    for namespace, cluster in (mine, theirs):
+        meta = {"namespace": namespace, "labels": {"tenantctl.io/shard": "x"}, "finalizers": ["f"],
+                "annotations": {"a": "b"}, "uid": "u", "generation": 3, "creationTimestamp": "t",
+                "ownerReferences": [{"name": "o"}], "deletionTimestamp": "d"}
+        mgmt.put(TC, {"apiVersion": "tenantctl.io/v1alpha1", "kind": "TenantCluster",
+                      "metadata": {"name": cluster, **meta}, "spec": {"s": 1}, "status": {"phase": "Ready"}})
+        mgmt.put("tenantctl.io/v1alpha1/nodepools", {
+            "apiVersion": "tenantctl.io/v1alpha1", "kind": "NodePool",
+            "metadata": {"name": _pool_named_for_the_other_shard(namespace, cluster), **meta},
+            "spec": {"cluster": cluster}, "status": {"replicas": 1}})
+    cache = WatchCache(owned=OWNED, complete=HELD_WHOLE, scope=inventory_of(Shard(0, 2)),
+                       in_full=tenants_in_full_of(Shard(0, 2)))
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        for res in (TENANT_CLUSTERS, NODE_POOLS):
+            for namespace, _ in (mine, theirs):
+                (listed,) = await api.list(res, namespace)
+                assert listed == cache.holds(res.api_version, res.plural, namespace, listed["metadata"]["name"])
+                served = mgmt.get(f"{res.api_version}/{res.plural}", namespace, listed["metadata"]["name"])
+                assert served is not None
+                if namespace == mine[0]:
+                    assert listed == served, f"{res.kind}: this shard's own, in full"
+                else:
+                    assert listed == outline(served), f"{res.kind}: another shard's, an outline"
+                    assert listed["spec"] == served["spec"] and "status" not in listed
+                    assert set(listed["metadata"]) == set(OUTLINE_METADATA)
+                    assert listed["metadata"]["labels"] == served["metadata"]["labels"]
+    assert outline({"metadata": {"name": "a", "managedFields": []}, "spec": {}, "status": {}}) == {
+        "metadata": {"name": "a"}, "spec": {}}
+    assert tenants_in_full_of(Shard()) == {}, "a single shard holds every tenant in full"
+
+
 @pytest.mark.looptime
 async def test_the_operator_holds_its_objects_and_what_passes_read(mgmt: KubeEmulator, tenant: KubeEmulator) -> None:
     docs = load_example("proxmox.yaml")

@@ -19,6 +19,7 @@ from operator_support import FAST, management, running_operator, seed_documents
 
 from tenant_support import clone, doc, load_example
 from tenantctl.operator.config.settings import WebhookSettings
+from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.client import Connection, KubeClient
 from tenantctl.operator.runtime.admission import review
 from tenantctl.operator.runtime.handlers import CLUSTER_WEBHOOK, NODE_POOLS, POOL_WEBHOOK, TENANT_CLUSTERS
@@ -84,6 +85,39 @@ async def test_the_webhook_refuses_each_cross_object_case_as_validate_does(name:
     unmutated = clone(load_example(case.example))
     seed_documents(mgmt, [d for d in unmutated if d["metadata"]["name"] != obj_name or d["kind"] != kind])
     assert (await judged(mgmt, "CREATE", doc(unmutated, kind, obj_name))).refusals == ()
+
+
+
+@pytest.mark.parametrize("name", WEBHOOK_CASES)
+async def test_a_shard_judges_another_shards_tenant_from_outlines_as_validate_does(
+    name: str, mgmt: KubeEmulator
+) -> None:
+    """Any replica serves the webhook; a shard holds other shards' TenantClusters and NodePools as
+    outlines (spec, no status). Every cross-object refusal reads no more than that."""
+    from tenantctl.operator.kube.cache import WatchCache
+    from tenantctl.operator.runtime.handlers import HELD_WHOLE, OWNED, inventory_of, tenants_in_full_of
+
+    management(mgmt)
+    case = CASES[name]
+    docs = clone(load_example(case.example))
+    case.mutate(docs)
+    kind, obj_name = reviewed(name)
+    judged_doc = doc(docs, kind, obj_name)
+    for d in docs:
+        d["status"] = {"phase": "Ready"}
+    seed_documents(mgmt, [d for d in docs if d is not judged_doc])
+    tenant = (docs[0]["metadata"]["namespace"], doc(docs, "TenantCluster")["metadata"]["name"])
+    elsewhere = next(Shard(i, 2) for i in range(2) if not Shard(i, 2).owns(*tenant))
+    cache = WatchCache(owned=OWNED, complete=HELD_WHOLE, scope=inventory_of(elsewhere),
+                       in_full=tenants_in_full_of(elsewhere))
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        verdict = await review(api, TENANT_CLUSTERS, NODE_POOLS, "CREATE", judged_doc, None, DEFAULT_KAMAJI)
+        held = [cache.holds(TENANT_CLUSTERS.api_version, p, tenant[0], d["metadata"]["name"])
+                for p, d in (("tenantclusters", doc(docs, "TenantCluster")), ("nodepools", doc(docs, "NodePool")))
+                if d is not judged_doc]
+    assert held and all(h is not None and "status" not in h for h in held), "read from outlines"
+    assert any(line.startswith(case.path + ":") and case.fragment in line for line in verdict.refusals), verdict
+    assert set(verdict.refusals) <= set(validate_lines(docs)), verdict
 
 
 async def test_a_reversed_address_range_is_refused_with_validates_text(mgmt: KubeEmulator) -> None:

@@ -21,7 +21,7 @@ from tenantctl.collector import tune_collector
 from tenantctl.operator.config.settings import OperatorSettings, WebhookSettings
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.install.webhook import CLUSTER_WEBHOOK, POOL_WEBHOOK
-from tenantctl.operator.kube.cache import Extra, WatchCache
+from tenantctl.operator.kube.cache import Extra, InFull, WatchCache
 from tenantctl.operator.kube.client import APIError, Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.kube.tenants import TenantClients
 from tenantctl.operator.phases.apply import Verified
@@ -117,9 +117,26 @@ allocation of every shard's, tens of MiB at ten thousand tenants."""
 OWNED = {"app.kubernetes.io/managed-by": MANAGED_BY}
 """The label of every object the operator renders: the watch cache holds these, and what a pass names."""
 HELD_WHOLE = frozenset({(f"{GROUP}/{VERSION}", "tenantclusters"), (f"{GROUP}/{VERSION}", "nodepools")})
-"""Held whole by the watch cache: the admission webhook judges a tenant against every other (address
-and VMID overlaps), whichever shard owns it. Secrets, Services and TenantControlPlanes are held for the
-shard's own tenants only (`other_controllers_objects_of`)."""
+"""Held whole by the watch cache: any replica may serve the admission webhook, which judges a change
+against the tenant's cluster and pools whichever shard owns them; the pass lists a namespace's pools.
+Of other shards' tenants a shard holds outlines (`tenants_in_full_of`). Secrets, Services and
+TenantControlPlanes are held for the shard's own tenants only (`other_controllers_objects_of`)."""
+
+
+def tenants_in_full_of(shard: Shard) -> dict[tuple[str, str], InFull]:
+    """Which TenantClusters and NodePools a shard's cache holds in full: its own tenants' (a pool goes
+    with its cluster). Every other shard's are outlines, their spec and identity, which is all the
+    webhook reads of them. The single shard holds all in full."""
+    if shard.count == 1:
+        return {}
+
+    def ours(cluster_of: Callable[[Mapping[str, Any]], str]) -> InFull:
+        return lambda obj: shard.owns(str((obj.get("metadata") or {}).get("namespace") or ""), cluster_of(obj))
+
+    return {(TENANT_CLUSTERS.api_version, TENANT_CLUSTERS.plural): ours(cluster_of_cluster),
+            (NODE_POOLS.api_version, NODE_POOLS.plural): ours(cluster_of_pool)}
+
+
 # 422: the request is understood and refused for its content, as the API server's own validation does.
 _REFUSED = 422
 
@@ -201,7 +218,8 @@ class OperatorContext:
             cache = WatchCache(
                 sync_timeout=self.settings.retry.timeout, owned=OWNED, complete=HELD_WHOLE,
                 scope=inventory_of(self.settings.shard),
-                extra=other_controllers_objects_of(self.settings.shard), page_size=LIST_PAGE_SIZE,
+                extra=other_controllers_objects_of(self.settings.shard),
+                in_full=tenants_in_full_of(self.settings.shard), page_size=LIST_PAGE_SIZE,
             )
         self._api = KubeClient(
             self.connection,
