@@ -83,8 +83,8 @@ def container(
             {"name": vol, "mountPath": path, **({} if vol in writable else {"readOnly": True})}
             for vol, path in mounts
         ]
-    spec["resources"] = plain_copy(dict(_RESOURCES))
-    spec["securityContext"] = plain_copy(dict(_CONTAINER_SECURITY))
+    spec["resources"] = plain_copy(_RESOURCES)
+    spec["securityContext"] = plain_copy(_CONTAINER_SECURITY)
     spec.update(extra or {})
     return spec
 
@@ -109,7 +109,7 @@ def controller_deployment(
         "serviceAccountName": service_account_name,
         "automountServiceAccountToken": infra_access,
         "priorityClassName": "system-cluster-critical",
-        "securityContext": plain_copy(dict(_POD_SECURITY)),
+        "securityContext": plain_copy(_POD_SECURITY),
         "tolerations": [dict(t) for t in CONTROLLER_TOLERATIONS],
     }
     if init_containers:

@@ -8,7 +8,7 @@ path, so images of different registries cannot collide and the mapping is revers
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from pydantic import Field
 
@@ -19,9 +19,11 @@ from tenantctl.spec.image_refs import digest_problem, mirror_problem, repository
 __all__ = ["ImageOverride", "ImageRef", "ImagesSpec"]
 
 
-@dataclass(frozen=True)
-class ImageRef:
-    """A resolved image; charts that compose `repository:tag` get the digest glued to the tag."""
+class ImageRef(NamedTuple):
+    """A resolved image; charts that compose `repository:tag` get the digest glued to the tag.
+
+    A tuple, not a frozen dataclass: a render resolves a score of images, and a frozen dataclass's
+    `__init__` (a guarded `object.__setattr__` per field) cost three times a tuple's."""
 
     repository: str
     tag: str
