@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from tenantctl.problems import Problems
@@ -44,8 +44,10 @@ def _render_cluster_sourced(
     charts: ChartSourcesSpec,
     images: ImagesSpec,
     kamaji: KamajiRelease,
+    addons: Sequence[TenantAddon] | None = None,
 ) -> Sourced:
-    """Every object of one tenant with the input document it comes from (for collision reports)."""
+    """Every object of one tenant with the input document it comes from (for collision reports);
+    `addons`: its `addons_of`, when the caller made them already for the chart sources."""
     substrate = SUBSTRATES[cluster.spec.substrate]
     problems = Problems()
     if observed is not None:
@@ -82,7 +84,8 @@ def _render_cluster_sourced(
     sourced += [(at, o) for o in render_autoscaler(cluster, pools, substrate.machine_templates, images)]
     sourced += [(at, o) for o in render_backup(cluster, images)]
     if observed is not None:
-        sourced += [(at, o) for o in render_addons(cluster, observed, charts, addons_of(cluster, images), images)]
+        addons = addons_of(cluster, images) if addons is None else addons
+        sourced += [(at, o) for o in render_addons(cluster, observed, charts, addons, images)]
     return sourced
 
 
@@ -145,7 +148,11 @@ def addons_of(cluster: TenantCluster, images: ImagesSpec) -> tuple[TenantAddon, 
 def charts_used(clusters: Sequence[TenantCluster], images: ImagesSpec) -> set[str]:
     """The add-on charts these clusters install: the sources `render_tenant` and the operator render, the
     charts `tenantctl images` lists."""
-    return set().union(*(charts_in_use(addons_of(c, images)) for c in clusters))
+    return _charts_of(addons_of(c, images) for c in clusters)
+
+
+def _charts_of(addons: Iterable[Sequence[TenantAddon]]) -> set[str]:
+    return set().union(*(charts_in_use(a) for a in addons))
 
 
 def render_tenant(
@@ -165,12 +172,14 @@ def render_tenant(
     for ns, name in sorted(set(observed) - known):
         problems.error(f"ObservedState/{name}.metadata", f"no TenantCluster {ns}/{name} in the input")
     problems.raise_if_errors()
-    in_use = charts_used(tenant.clusters, images)
-    sourced: Sourced = [("Platform spec.charts", o) for o in render_chart_sources(charts, in_use)]
+    addons = {(c.metadata.namespace, c.metadata.name): addons_of(c, images) for c in tenant.clusters}
+    sourced: Sourced = [
+        ("Platform spec.charts", o) for o in render_chart_sources(charts, _charts_of(addons.values()))
+    ]  # `charts_used`, from the add-ons each cluster's releases are made of below: made once, not twice
     for cluster in sorted(tenant.clusters, key=lambda c: (c.metadata.namespace, c.metadata.name)):
         key = (cluster.metadata.namespace, cluster.metadata.name)
         sourced += _render_cluster_sourced(
-            cluster, tenant.pools_of(cluster), observed.get(key), charts, images, kamaji
+            cluster, tenant.pools_of(cluster), observed.get(key), charts, images, kamaji, addons[key]
         )
     refuse_collisions(sourced)
     return [o for _, o in sourced]
