@@ -140,10 +140,16 @@ KAMAJI_SERVES: tuple[tuple[str, str], ...] = tuple(
 """(first Kamaji release, newest minor it serves), oldest first: derived from the table above."""
 
 
+_SERVES_FROM: tuple[tuple[tuple[int, int, int], str], ...] = tuple(
+    (kamaji_key(first) or (0, 0, 0), minor) for first, minor in KAMAJI_SERVES
+)
+"""`KAMAJI_SERVES` by sortable release: every render asks, with the one release its platform runs."""
+
+
 def kamaji_serves(release: str) -> str | None:
     """The newest Kubernetes minor a Kamaji release serves; None for a release older than any tenantctl knows."""
     key = kamaji_key(release)
     if key is None:
         return None
-    served = [minor for first, minor in KAMAJI_SERVES if (kamaji_key(first) or (0, 0, 0)) <= key]
+    served = [minor for first, minor in _SERVES_FROM if first <= key]
     return served[-1] if served else None
