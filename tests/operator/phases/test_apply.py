@@ -26,7 +26,7 @@ from operator_support import (
 from tenant_support import doc, load_example
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.phases.apply import _versions_digest, comparable
-from tenantctl.operator.runtime.handlers import LIST_PAGE_SIZE, TENANT_CLUSTERS, OperatorContext
+from tenantctl.operator.runtime.handlers import LIST_PAGE_SIZE, TENANT_CLUSTERS, OperatorContext, run_pass
 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
 
@@ -529,6 +529,29 @@ async def test_a_silent_api_times_out_and_converges(mgmt: KubeEmulator, tenant: 
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt), timeout=12)
     assert mgmt.get("cluster.x-k8s.io/v1beta1/machinedeployments", "tenant-acme", "acme-md0") is not None
+
+
+
+async def test_the_stop_ends_a_pass_in_flight_before_it_closes_the_client(
+    mgmt: KubeEmulator, tenant: KubeEmulator, caplog: pytest.LogCaptureFixture
+) -> None:
+    """kopf runs its cleanup (our `stop`, which closes the client) while daemons are still in their grace
+    period: a pass in flight went on to its next request on the closed client and logged a traceback
+    ("KubeClient used outside `async with`"). The stop now cancels passes first, and none starts after."""
+    seeded(mgmt, tenant)
+    hanging = Fault("PATCH", "machinedeployments", hang=2.0, times=1)
+    mgmt.fail(hanging)
+    async with running_operator(mgmt) as ctx:
+        await eventually(lambda: hanging.times == 0, timeout=10)
+        caplog.clear()
+        clock = asyncio.get_running_loop().time
+        began = clock()
+        await ctx.stop()  # what kopf's cleanup does, here with the reconciler's daemon still running
+        assert clock() - began < 0.5, "the pass in flight was cancelled, not waited out"
+        await asyncio.sleep(hanging.hang + 1)  # the hung apply answers; a pass left running goes on
+        failed = [r.getMessage() for r in caplog.records if "pass failed" in r.getMessage() or r.exc_info]
+        assert failed == []
+        assert await run_pass(ctx, *PROXMOX) is False, "no pass starts once the operator stops"
 
 
 async def test_a_pool_of_a_missing_cluster_says_so_in_its_status(mgmt: KubeEmulator) -> None:

@@ -205,6 +205,10 @@ class OperatorContext:
     """A sharded operator's labelling of the tenants it owns (`claims`); None for the single shard."""
     _claims_task: asyncio.Task[None] | None = None
     _metrics_server: web.AppRunner | None = None
+    stopping: bool = False
+    """Set as `stop` begins: no pass starts after it."""
+    _passes: dict[asyncio.Task[Any], asyncio.Future[None]] = field(default_factory=dict)
+    """The tasks in a pass now, each with a future done when its pass ends (what `stop` waits on)."""
 
     @property
     def api(self) -> KubeClient:
@@ -253,7 +257,34 @@ class OperatorContext:
             raise RuntimeError("metrics are not served")
         return int(self._metrics_server.addresses[0][1])
 
+    @contextlib.contextmanager
+    def passing(self) -> Iterator[None]:
+        """The current task is in a pass until the block ends: `stop` ends it before closing the client."""
+        task = asyncio.current_task()
+        if task is None:  # pragma: no cover - a pass always runs in a task
+            yield
+            return
+        ended = self._passes[task] = asyncio.get_running_loop().create_future()
+        try:
+            yield
+        finally:
+            del self._passes[task]
+            ended.set_result(None)
+
+    async def _end_passes(self) -> None:
+        """kopf runs its cleanup (this `stop`) while daemons are still in their grace period: a pass left
+        running went on to its next request on the closed client and failed with a traceback. Passes are
+        cancelled first (a cut the crash sweeps prove safe) and awaited, for as long as kopf would."""
+        self.stopping = True
+        current = asyncio.current_task()
+        running = {task: ended for task, ended in self._passes.items() if task is not current}
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running.values(), timeout=PASSES_END_WITHIN)
+
     async def stop(self) -> None:
+        await self._end_passes()
         if self._claims_task is not None:
             self._claims_task.cancel()
             await asyncio.gather(self._claims_task, return_exceptions=True)
@@ -310,6 +341,8 @@ class OperatorContext:
             self.wake(key)
 
 
+PASSES_END_WITHIN = 5.0
+"""How long the stop waits for cancelled passes to end: kopf's own grace for a daemon (`cancellation_timeout`)."""
 _CACHE_CATCH_UP_ROUNDS = 4
 _CACHE_CATCH_UP_DELAY = 0.05
 """Cache reads before a pass that is behind its events reads the server: 0.05 + 0.1 + 0.15 + 0.2 s."""
@@ -343,6 +376,13 @@ async def _write_status(api: KubeClient, res: Resource, body: Mapping[str, Any],
 async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool | None:
     """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed), None when
     an upgrade stage is in progress (retried at the plain requeue delay, without backing off)."""
+    if ctx.stopping:
+        return False
+    with ctx.passing():
+        return await _run_pass(ctx, namespace, name, excluding_pool)
+
+
+async def _run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None) -> bool | None:
     async with ctx.lock((namespace, name)), ctx.gate:
         clock = asyncio.get_running_loop().time
         started = clock()
@@ -485,12 +525,12 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         info = await ctx.connection.login()
         return kopf.ConnectionInfo(**info, scheme="Bearer" if info["token"] else None)
 
-    @kopf.daemon(**clusters, cancellation_timeout=5.0)  # type: ignore[arg-type]
+    @kopf.daemon(**clusters, cancellation_timeout=PASSES_END_WITHIN)  # type: ignore[arg-type]
     async def reconciler(stopped: kopf.DaemonStopped, namespace: str, name: str, **_: Any) -> None:
         """Run passes until the object goes: on a wake-up, soon while waiting, else every resync."""
         waits = 0
         with ctx.watching((namespace, name)) as wakeup:
-            while not stopped and ctx.serving((namespace, name), wakeup):
+            while not stopped and not ctx.stopping and ctx.serving((namespace, name), wakeup):
                 wakeup.clear()
                 ctx.triggers.scheduled((namespace, name))
                 try:
