@@ -217,6 +217,7 @@ class OperatorContext:
         return self._api
 
     async def start(self) -> None:
+        self.stopping = False
         cache = None
         if self.settings.read_from_watches:
             cache = WatchCache(
