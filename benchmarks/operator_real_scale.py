@@ -66,6 +66,7 @@ from real_control_plane import ControlPlane, binaries  # noqa: E402
 from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, seed_tenant  # noqa: E402
 from tenantctl.operator.config.settings import OperatorSettings  # noqa: E402
 from tenantctl.operator.kube.client import Connection  # noqa: E402
+from tenantctl.operator.runtime.event_loop import run_in_loop  # noqa: E402
 from tenantctl.render import Names  # noqa: E402
 from tenantctl.spec import parse_tenant_documents  # noqa: E402
 
@@ -234,7 +235,7 @@ def ready_count(api: Api) -> int:
 def operator_worker(pipe: Any, kubeconfig: dict[str, Any], keys: list[Key], log: str, profile: Path | None) -> None:
     """The operator as `tenantctl operator` runs it, driven by the parent: `converged`, `idle`, `stop`."""
     log_to(log)
-    asyncio.run(_operator(pipe, kubeconfig, keys, Profiles(profile)))
+    run_in_loop(_operator(pipe, kubeconfig, keys, Profiles(profile)))
 
 
 class Profiles:

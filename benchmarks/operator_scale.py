@@ -46,6 +46,7 @@ import scale_emulators
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.client import Connection
+from tenantctl.operator.runtime.event_loop import run_in_loop
 from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
 from tenantctl.operator.runtime.logs import TEXT_FORMAT
 
@@ -227,7 +228,7 @@ has runs of one commit 2× apart on two days' machines)."""
 def shard_worker(pipe: Any, url: str, index: int, count: int, keys: list[Key], log: str) -> None:
     """One shard's operator process, driven by the parent: `converged`, then `idle`, then `stop`."""
     log_to(log)
-    asyncio.run(_shard(pipe, url, Shard(index, count), keys))
+    run_in_loop(_shard(pipe, url, Shard(index, count), keys))
 
 
 async def _shard(pipe: Any, url: str, shard: Shard, keys: list[Key]) -> None:
@@ -345,7 +346,7 @@ def main() -> None:
     crds = args.crds if args.crds.is_dir() else None
     if args.shards > 1:
         sys.exit(asyncio.run(run_sharded(args.tenants, args.shards, args.timeout, crds, args.log)))
-    sys.exit(asyncio.run(run(args.tenants, args.timeout, args.direct_reads, crds, args.requests, args.profile)))
+    sys.exit(run_in_loop(run(args.tenants, args.timeout, args.direct_reads, crds, args.requests, args.profile)))
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ async def test_the_operator_command_reconciles_a_tenant_and_stops_on_sigterm(
         output, _ = await asyncio.wait_for(process.communicate(), 15)
     assert process.returncode == 0, output.decode()[-2000:]
     assert b"[tenant-acme/acme] generated Talos secrets acme-talos-secrets" in output
+    assert b"event loop: uvloop" in output  # as `kopf run` chooses, where uvloop is installed (Linux, here)
     # Nothing of ours or kopf's is left for kopf to wait out: with a task left (its own waiter on our stop
     # flag, before the cleanup set the flag) it waited 5 s for it, and logged that it stopped it instead.
     assert b"Hung tasks stopping is skipped: no tasks given." in output, output.decode()[-3000:]

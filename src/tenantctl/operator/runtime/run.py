@@ -13,6 +13,7 @@ import kopf
 from tenantctl.operator.config.sharding import peering_priority
 from tenantctl.operator.phases.observe import management_domain_from_resolv_conf
 from tenantctl.operator.runtime.certificates import stop_on_new_certificate
+from tenantctl.operator.runtime.event_loop import loop_name, run_in_loop
 from tenantctl.operator.runtime.flags import OperatorStart
 from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
 from tenantctl.operator.runtime.logs import configure_logging
@@ -48,6 +49,7 @@ def run_operator(start: OperatorStart, *, verbose: bool, domain_given: bool) -> 
     pod = os.environ.get("POD_NAME") or None
 
     async def run() -> None:
+        log.info("event loop: %s", loop_name(asyncio.get_running_loop()))
         stop = ctx.stop_flag
         cert_dir = start.cert_dir
         watcher = asyncio.create_task(stop_on_new_certificate(cert_dir, stop)) if cert_dir else None
@@ -66,4 +68,4 @@ def run_operator(start: OperatorStart, *, verbose: bool, domain_given: bool) -> 
             if watcher is not None:
                 watcher.cancel()
 
-    asyncio.run(run())
+    run_in_loop(run())
