@@ -34,6 +34,7 @@ from tenantctl.operator.phases.teardown import TeardownReport, TeardownScope, te
 from tenantctl.operator.runtime.admission import review
 from tenantctl.operator.runtime.claims import Claims, cluster_of_cluster, cluster_of_pool, label, owner_label
 from tenantctl.operator.runtime.finalizers import finalizer_of, orphaned, release, take_over
+from tenantctl.operator.runtime.kopf_session import bounded_session
 from tenantctl.operator.runtime.metrics import Metrics, Outcome
 from tenantctl.operator.runtime.triggers import Triggers
 from tenantctl.render.meta import (
@@ -521,10 +522,11 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         ctx.stop_flag.set()
 
     @kopf.on.login(registry=registry)
-    async def login(**_: Any) -> kopf.ConnectionInfo:
-        """kopf's watches use the credentials our client would send now; after a 401 kopf asks again."""
+    async def login(**_: Any) -> kopf.AiohttpSession:
+        """kopf's watches use the credentials our client would send now, over a bounded pool; after a 401
+        kopf closes the session and asks again."""
         info = await ctx.connection.login()
-        return kopf.ConnectionInfo(**info, scheme="Bearer" if info["token"] else None)
+        return bounded_session(kopf.ConnectionInfo(**info, scheme="Bearer" if info["token"] else None))
 
     @kopf.daemon(**clusters, cancellation_timeout=PASSES_END_WITHIN)  # type: ignore[arg-type]
     async def reconciler(stopped: kopf.DaemonStopped, namespace: str, name: str, **_: Any) -> None:
