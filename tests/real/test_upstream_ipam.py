@@ -119,6 +119,12 @@ def test_every_pool_answers_a_claim_for_every_machine_at_once(allocator: Path, a
     try:
         for pool, _ in drawn:
             admin.apply(pool)
+        # CAIP v1.0.3 drops a claim whose pool its cache does not hold yet (`ctrl.Result{}, nil` in
+        # ipamutil's reconciler) and requeues claims on a pool's unpause or refill, never on its creation:
+        # a claim applied milliseconds after its pool waited forever. Claims come from capmox well after
+        # the pools in a tenant; here, once CAIP has counted every pool.
+        for pool, _ in drawn:
+            _total(admin, pool["metadata"]["name"])
         wanted = {}
         for pool, machines in drawn:
             for i in range(machines):
