@@ -28,6 +28,8 @@ _RBAC_API = "rbac.authorization.k8s.io/v1"
 # are issued again from these.
 BACKUP_PKI_SUFFIXES = ("ca", "sa-certificate", "front-proxy-ca-certificate")
 _WORKDIR = "/tmp/tenantctl"
+"""Inside the Job's container, not on any machine: an emptyDir mounted there, the one writable path under
+its read-only root filesystem."""
 _POD_SECURITY: dict[str, Any] = {
     "runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532, "seccompProfile": {"type": "RuntimeDefault"},
 }

@@ -10,6 +10,7 @@ import aiohttp
 import kopf
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestServer
 from kopf._core.intents.causes import Activity  # kopf exports no name for its activities
 
 from tenantctl.operator.kube.client import Connection
@@ -40,13 +41,9 @@ async def recorder() -> AsyncIterator[Recorder]:
     rec = Recorder()
     app = web.Application()
     app.router.add_get("/{tail:.*}", rec.handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    rec.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"  # type: ignore[union-attr]
-    yield rec
-    await runner.cleanup()
+    async with TestServer(app, host="127.0.0.1") as server:
+        rec.url = str(server.make_url("")).rstrip("/")
+        yield rec
 
 
 async def burst(session: aiohttp.ClientSession, url: str, requests: int) -> None:

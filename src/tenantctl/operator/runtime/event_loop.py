@@ -1,10 +1,11 @@
 """The operator's event loop: uvloop where it is installed, as kopf's own `kopf run` chooses it.
 
 On the real kube-apiserver every request and watch event is TLS. asyncio's SSL transport allocates a
-256 KiB read buffer per connection, and kopf's client pool has no limit, so a burst of a thousand new
-tenants opened as many connections and held their buffers: the operator peaked at 430–601 MiB where the
-plain-HTTP emulators took 216. uvloop's transport buffers by need and spends less CPU per request
-(docs/performance.md has both runs). uvloop has no Windows build; there the standard loop runs.
+256 KiB read buffer per connection, and kopf's own client pool had no limit (`kopf_session` bounds it now),
+so a burst of a thousand new tenants opened as many connections and held their buffers: the operator
+peaked at 430–601 MiB where the plain-HTTP emulators took 216. uvloop's transport buffers by need and
+spends less CPU per request (docs/performance.md has both runs). uvloop has no Windows build; there the
+standard loop runs.
 """
 
 from __future__ import annotations
