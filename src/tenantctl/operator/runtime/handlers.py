@@ -35,6 +35,7 @@ from tenantctl.operator.runtime.admission import review
 from tenantctl.operator.runtime.claims import Claims, cluster_of_cluster, cluster_of_pool, label, owner_label
 from tenantctl.operator.runtime.finalizers import finalizer_of, orphaned, release, take_over
 from tenantctl.operator.runtime.kopf_session import bounded_session
+from tenantctl.operator.runtime.logs import routine_at_debug
 from tenantctl.operator.runtime.metrics import Metrics, Outcome
 from tenantctl.operator.runtime.triggers import Triggers
 from tenantctl.render.meta import (
@@ -56,6 +57,9 @@ __all__ = ["CLUSTER_WEBHOOK", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", 
            "build_registry"]
 
 GROUP, VERSION = "tenantctl.io", "v1alpha1"
+KOPF_OBJECT_LOGGER = "kopf.objects"
+WATCH_EVENT_HANDLERS = ("platform_changed", "cluster_changed", "pool_changed", "cluster_misplaced", "pool_misplaced")
+"""The ids of the handlers every watch event runs: their successes are DEBUG lines (`RoutineAtDebug`)."""
 TENANT_CLUSTERS = Resource(f"{GROUP}/{VERSION}", "TenantCluster", "tenantclusters", True)
 NODE_POOLS = Resource(f"{GROUP}/{VERSION}", "NodePool", "nodepools", True)
 
@@ -502,6 +506,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         tune_collector()
         settings.persistence.finalizer = own
+        routine_at_debug(KOPF_OBJECT_LOGGER, WATCH_EVENT_HANDLERS)
         settings.posting.level = logging.INFO
         settings.posting.loggers = False
         settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
@@ -550,14 +555,14 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                     async with asyncio.timeout(delay):
                         await _first(wakeup.wait(), stopped.wait())
 
-    @kopf.on.event(GROUP, VERSION, PLATFORMS.plural, registry=registry)
+    @kopf.on.event(GROUP, VERSION, PLATFORMS.plural, id="platform_changed", registry=registry)
     async def platform_changed(name: str, **_: Any) -> None:
         """A Platform edit re-renders every tenant of this shard now, not at the next resync."""
         if name == ctx.settings.platform_name:
             for key in ctx.watched:
                 ctx.wake(key)
 
-    @kopf.on.event(**cluster_events)  # type: ignore[arg-type]
+    @kopf.on.event(**cluster_events, id="cluster_changed")  # type: ignore[arg-type]
     async def cluster_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
         if event["type"] == "DELETED":
             ctx.release((namespace, name))
@@ -568,7 +573,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         elif _needs_pass(body) and ctx.triggers.wakes((namespace, name), body):
             ctx.wake((namespace, name))
 
-    @kopf.on.event(**pool_events)  # type: ignore[arg-type]
+    @kopf.on.event(**pool_events, id="pool_changed")  # type: ignore[arg-type]
     async def pool_changed(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
         deleted = event["type"] == "DELETED"
         if not deleted and not shard.labelled(body.metadata.labels):
@@ -645,12 +650,14 @@ def _register_misplaced(ctx: OperatorContext, registry: kopf.OperatorRegistry) -
         cluster = str(spec.get("cluster") or "")
         return bool(cluster) and shard.labelled(labels) and not shard.owns(namespace, cluster)
 
-    @kopf.on.event(GROUP, VERSION, "tenantclusters", when=misplaced_cluster, registry=registry)  # type: ignore[arg-type]
+    @kopf.on.event(GROUP, VERSION, "tenantclusters", when=misplaced_cluster, id="cluster_misplaced",  # type: ignore[arg-type]
+                   registry=registry)
     async def cluster_misplaced(event: kopf.RawEvent, body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
         if event["type"] != "DELETED":
             await label(ctx.api, TENANT_CLUSTERS, body, owner_label(namespace, name, shard.count))
 
-    @kopf.on.event(GROUP, VERSION, "nodepools", when=misplaced_pool, registry=registry)  # type: ignore[arg-type]
+    @kopf.on.event(GROUP, VERSION, "nodepools", when=misplaced_pool, id="pool_misplaced",  # type: ignore[arg-type]
+                   registry=registry)
     async def pool_misplaced(event: kopf.RawEvent, body: kopf.Body, namespace: str, spec: Any, **_: Any) -> None:
         if event["type"] != "DELETED":
             await label(ctx.api, NODE_POOLS, body, owner_label(namespace, str(spec["cluster"]), shard.count))
