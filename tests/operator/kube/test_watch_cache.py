@@ -182,6 +182,25 @@ async def test_a_shard_holds_the_apiserver_service_and_control_plane_of_its_own_
 
 
 
+async def test_a_missing_object_held_by_its_name_is_known_absent_without_a_read(mgmt: KubeEmulator) -> None:
+    """A new tenant's TenantControlPlane and apiserver Service do not exist at its first pass: a store that
+    holds them by name alone knows that from its list, so the read costs no request. Another shard's
+    tenant's name is not held, so its absence is the server's to say."""
+    from tenantctl.operator.runtime.handlers import other_controllers_objects_of  # newer than the snapshot
+
+    (ns, mine), (their_ns, theirs) = _pair_of_tenants()
+    cache = WatchCache(owned=OWNED, scope=inventory_of(Shard(0, 2)), extra=other_controllers_objects_of(Shard(0, 2)))
+    services = Resource("v1", "Service", "services", True)
+    async with KubeClient(Connection.from_server(url(mgmt)), cache=cache) as api:
+        assert await api.get(services, mine, ns) is None
+        assert await api.get(services, theirs, their_ns) is None
+        assert sorted(k for k in mgmt.named_reads if k[0] == "services") == [("services", their_ns, theirs)]
+        mgmt.put("v1/services", {"metadata": {"name": mine, "namespace": ns}, "spec": {}})
+        await eventually(lambda: cache.holds("v1", "services", ns, mine) is not None)
+        assert await api.get(services, mine, ns) is not None, "created later, the watch brings it"
+        assert sum(n for k, n in mgmt.named_reads.items() if k[0] == "services") == 1
+
+
 def _pool_named_for_the_other_shard(namespace: str, cluster: str) -> str:
     """A pool name whose own hash falls on the other shard than its cluster's: a pool goes with its cluster."""
     first = Shard(0, 2)

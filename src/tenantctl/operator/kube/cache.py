@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from tenantctl.operator.kube import wire
 from tenantctl.operator.kube.client import APIError, KubeClient, Resource
 
-__all__ = ["Extra", "InFull", "WatchCache", "outline"]
+__all__ = ["ByName", "Extra", "InFull", "WatchCache", "outline"]
 
 Obj = dict[str, Any]
 _log = logging.getLogger(__name__)
@@ -94,6 +94,18 @@ InFull = Callable[[Mapping[str, Any]], bool]
 Extra = Callable[[Key, Mapping[str, str]], bool]
 """Whether an object without our labels is held anyway: one every pass reads by name, written by another
 controller (its first read is then answered from memory, as a read of ours is)."""
+@dataclass(frozen=True)
+class ByName:
+    """An `Extra` that holds objects by their key alone, whatever their labels (Kamaji's objects named as
+    the tenant they serve). A synced store that lacks such a name knows the object is absent, so even the
+    first read of one not created yet (a new tenant's TenantControlPlane) is answered without a request."""
+
+    holds: Callable[[Key], bool]
+
+    def __call__(self, key: Key, labels: Mapping[str, str]) -> bool:
+        return self.holds(key)
+
+
 _PENDING, _KNOWN = False, True
 """A name asked for: its server read is under way (the store cannot answer yet), or the store answers."""
 
@@ -175,6 +187,8 @@ class _Store:
         it exists."""
         key: Key = (namespace if self.res.namespaced else None), name
         if self.owned is None or ours or self.wanted.get(key) is _KNOWN or name in self.objects.get(key[0], {}):
+            return True
+        if isinstance(self.extra, ByName) and self.extra.holds(key):
             return True
         self.wanted.setdefault(key, _PENDING)
         return False

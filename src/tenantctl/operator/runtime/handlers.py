@@ -21,7 +21,7 @@ from tenantctl.collector import tune_collector
 from tenantctl.operator.config.settings import OperatorSettings, WebhookSettings
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.install.webhook import CLUSTER_WEBHOOK, POOL_WEBHOOK
-from tenantctl.operator.kube.cache import Extra, InFull, WatchCache
+from tenantctl.operator.kube.cache import ByName, Extra, InFull, WatchCache
 from tenantctl.operator.kube.client import APIError, Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.kube.tenants import TenantClients
 from tenantctl.operator.phases.apply import Verified
@@ -100,13 +100,14 @@ def read_secrets_of(shard: Shard) -> Extra:
 def named_as_tenants_of(shard: Shard) -> Extra:
     """Objects of other controllers named as the TenantCluster they serve, held for the shard's own
     tenants: Kamaji's apiserver Service and TenantControlPlane, which every pass reads by that name.
-    Held whole, every shard kept all of them (20,000 objects at 10,000 tenants over any shard count)."""
+    Held whole, every shard kept all of them (20,000 objects at 10,000 tenants over any shard count).
+    Held by name alone, so a new tenant's first read of them, before Kamaji made them, asks no server."""
 
-    def held(key: tuple[str | None, str], _labels: Mapping[str, str]) -> bool:
+    def held(key: tuple[str | None, str]) -> bool:
         namespace, name = key
         return namespace is not None and shard.owns(namespace, name)
 
-    return held
+    return ByName(held)
 
 
 def other_controllers_objects_of(shard: Shard) -> dict[tuple[str, str], Extra]:
