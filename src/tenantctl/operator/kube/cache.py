@@ -156,6 +156,17 @@ class _Store:
         if _newer_or_same(meta.get("resourceVersion"), held):
             bucket[name] = _Entry.of(obj, self.in_full is None or self.in_full(obj))
 
+    def settled(self, head: wire.EventHead) -> bool:
+        """Whether a watch event would change nothing here, judged from its head alone: an object neither
+        held nor to be held, or the very version held (our write's answer came first). Such an event is
+        never decoded: most of a cluster's Secrets and Deployments go by a store that holds few of them."""
+        key: Key = (head.namespace if self.res.namespaced else None), head.name
+        held = self.objects.get(key[0], {}).get(key[1])
+        if held is not None:
+            same = head.type != "DELETED" and held.version is not None and held.version == head.version
+            return same and self._held(key, head.labels)
+        return not self._held(key, head.labels)
+
     def drop(self, obj: Mapping[str, Any]) -> None:
         meta = obj.get("metadata") or {}
         ns, name = key = self._key(meta)
@@ -306,7 +317,11 @@ class WatchCache:
                 version = await store.relist(api.list_pages(store.res, self.page_size))
                 store.synced.set()
                 while True:
-                    async for event in api.watch(store.res, version):
+                    async for head, line in api.watch_lines(store.res, version):
+                        if head is not None and head.type != "BOOKMARK" and store.settled(head):
+                            version = head.version or version
+                            continue
+                        event = wire.decode(line)
                         obj = event.get("object") or {}
                         if event.get("type") == "BOOKMARK":
                             version = obj.get("metadata", {}).get("resourceVersion") or version

@@ -434,6 +434,15 @@ class KubeClient:
         With `label_selector`, an object that stops matching arrives DELETED and one that starts, ADDED.
         410 (the version is too old) and other failures raise an `APIError`: the caller lists again.
         """
+        async for _, line in self.watch_lines(res, resource_version, label_selector, timeout):
+            event: Obj = wire.decode(line)
+            yield event
+
+    async def watch_lines(
+        self, res: Resource, resource_version: str, label_selector: str = "", timeout: int = 300
+    ) -> AsyncGenerator[tuple[wire.EventHead | None, bytes], None]:
+        """`watch`, each event as its head and its undecoded line: a reader that holds few of the objects
+        it watches (every Secret of the cluster goes by) decodes only the ones it keeps."""
         params = {"watch": "true", "allowWatchBookmarks": "true", "timeoutSeconds": str(timeout)}
         if label_selector:
             params["labelSelector"] = label_selector
@@ -445,11 +454,13 @@ class KubeClient:
                 if resp.status >= 400:
                     raise _error_from(resp.status, (await resp.read()).decode(errors="replace"))
                 async for line in _lines(resp.content):
-                    event: Obj = wire.decode(line)
-                    if event.get("type") == "ERROR":
-                        status = event.get("object") or {}
-                        raise _error_from(int(status.get("code") or 500), json.dumps(status))
-                    yield event
+                    head = wire.event_head(line)
+                    if head is None or head.type == "ERROR":
+                        event: Obj = wire.decode(line)
+                        if event.get("type") == "ERROR":
+                            status = event.get("object") or {}
+                            raise _error_from(int(status.get("code") or 500), json.dumps(status))
+                    yield head, line
         except (aiohttp.ClientError, OSError) as exc:
             raise UnreachableError(self.connection.server, f"WATCH {path}: {type(exc).__name__} {exc}") from exc
 
