@@ -143,18 +143,32 @@ class _Store:
 
     def _put(self, objects: dict[str | None, dict[str, _Entry]], obj: Obj) -> None:
         meta = obj.get("metadata") or {}
-        ns, name = key = self._key(meta)
+        key = self._key(meta)
+        if self._admits(objects, key, meta.get("resourceVersion"), meta.get("labels") or {}):
+            objects[key[0]][key[1]] = _Entry.of(obj, self.in_full is None or self.in_full(obj))
+
+    def put_stored(self, obj: wire.Stored) -> None:
+        """`put` of an object as the server's JSON spliced (`wire.stored`), never decoded whole; only for a
+        store that holds every object in full."""
+        key: Key = (obj.namespace if self.res.namespaced else None), obj.name
+        if self._admits(self.objects, key, obj.version, obj.labels):
+            self.objects[key[0]][key[1]] = _Entry(obj.version, obj.labels, obj.blob)
+
+    def _admits(self, objects: dict[str | None, dict[str, _Entry]], key: Key, version: str | None,
+                labels: Mapping[str, str]) -> bool:
+        """Whether this copy of `key` is to be stored now (its namespace's bucket is then there); a copy no
+        longer to be held (a label removed) is dropped here."""
+        ns, name = key
         if key in self.wanted:
             self.wanted[key] = _KNOWN
-        if not self._held(key, meta.get("labels") or {}):
-            objects.get(ns, {}).pop(name, None)  # no longer ours (a label removed)
-            return
+        if not self._held(key, labels):
+            objects.get(ns, {}).pop(name, None)
+            return False
         bucket = objects.setdefault(ns, {})
         held = bucket.get(name)
-        if held is not None and held.version is not None and held.version == meta.get("resourceVersion"):
-            return  # our write's answer, then its watch event: one version, stored once
-        if _newer_or_same(meta.get("resourceVersion"), held):
-            bucket[name] = _Entry.of(obj, self.in_full is None or self.in_full(obj))
+        if held is not None and held.version is not None and held.version == version:
+            return False  # our write's answer, then its watch event: one version, stored once
+        return _newer_or_same(version, held)
 
     def settled(self, head: wire.EventHead) -> bool:
         """Whether a watch event would change nothing here, judged from its head alone: an object neither
@@ -302,6 +316,18 @@ class WatchCache:
         store = self._stores.get((res.api_version, res.plural))
         if store is not None and store.synced.is_set() and obj.get("metadata", {}).get("name"):
             store.put(obj)
+
+    def wrote_answer(self, res: Resource, answer: bytes) -> None:
+        """`wrote`, given the answer as the server sent it: held without being decoded whole where the
+        store holds every object in full (an outline needs the object decoded)."""
+        store = self._stores.get((res.api_version, res.plural))
+        if store is None or not store.synced.is_set():
+            return
+        spliced = wire.stored(answer) if store.in_full is None else None
+        if spliced is None:
+            self.wrote(res, wire.decode(answer) if answer else {})
+        elif spliced.name:
+            store.put_stored(spliced)
 
     async def close(self) -> None:
         tasks = [s.task for s in self._stores.values() if s.task is not None]

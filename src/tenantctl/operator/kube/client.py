@@ -278,6 +278,8 @@ class ReadCache(Protocol):
 
     def wrote(self, res: Resource, obj: Obj) -> None: ...
 
+    def wrote_answer(self, res: Resource, answer: bytes) -> None: ...
+
     async def close(self) -> None: ...
 
 
@@ -464,17 +466,23 @@ class KubeClient:
         except (aiohttp.ClientError, OSError) as exc:
             raise UnreachableError(self.connection.server, f"WATCH {path}: {type(exc).__name__} {exc}") from exc
 
-    async def apply(self, res: Resource, obj: Mapping[str, Any]) -> Obj:
-        """Server-side apply with our field manager, forcing ownership of the fields we render."""
+    async def apply(self, res: Resource, obj: Mapping[str, Any]) -> None:
+        """Server-side apply with our field manager, forcing ownership of the fields we render.
+
+        The server's answer is not decoded: a cache keeps it as it came for the next read (what a caller
+        wanting the object reads then), and without a cache nobody reads it. Most of a tenant's requests
+        are applies, and their answers carry managedFields."""
         meta = obj["metadata"]
         params = {"fieldManager": self.field_manager, "force": "true"}
-        return self._wrote(res, await self._request(
+        answer = await self._request_text(
             "PATCH",
             res.path(meta.get("namespace"), meta["name"]),
             params=params,
             body=obj,
             content_type=_APPLY_CONTENT_TYPE,
-        ))
+        )
+        if self.cache is not None:
+            self.cache.wrote_answer(res, answer)
 
     def _wrote(self, res: Resource, answer: Obj) -> Obj:
         if self.cache is not None:
@@ -537,6 +545,26 @@ class KubeClient:
         timeout: float | None = None,
         retry_409: bool = True,
     ) -> Obj:
+        text = await self._request_text(
+            method, path, params=params, body=body, content_type=content_type, attempts=attempts, timeout=timeout,
+            retry_409=retry_409,
+        )
+        parsed: Obj = wire.decode(text) if text else {}
+        return parsed
+
+    async def _request_text(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Payload | None = None,
+        content_type: str | None = None,
+        attempts: int | None = None,
+        timeout: float | None = None,
+        retry_409: bool = True,
+    ) -> bytes:
+        """The answer's body as the server sent it, after retries with backoff."""
         delays: Sequence[float] = self.retry.backoffs if attempts is None else self.retry.backoffs[: attempts - 1]
         for attempt in range(len(delays) + 1):
             try:
@@ -555,7 +583,7 @@ class KubeClient:
         body: Payload | None,
         content_type: str | None,
         timeout: float,
-    ) -> Obj:
+    ) -> bytes:
         """One attempt, reported to the observer whatever its answer."""
         try:
             answer = await self._once(method, path, params, body, content_type, timeout)
@@ -575,7 +603,7 @@ class KubeClient:
         body: Payload | None,
         content_type: str | None,
         timeout: float,
-    ) -> Obj:
+    ) -> bytes:
         content = wire.encode(body) if body is not None else None
         try:
             async with asyncio.timeout(timeout):
@@ -584,8 +612,7 @@ class KubeClient:
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise UnreachableError(self.connection.server, f"{method} {path}: {type(exc).__name__} {exc}") from exc
         if resp.status < 400:
-            parsed: Obj = wire.decode(text) if text else {}
-            return parsed
+            return text
         raise _error_from(resp.status, text.decode(errors="replace"))
 
     async def _send(

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-__all__ = ["EventHead", "decode", "encode", "event_head"]
+__all__ = ["EventHead", "Stored", "decode", "encode", "event_head", "stored"]
 
 _ENCODER = msgspec.json.Encoder()
 _DECODER = msgspec.json.Decoder()
@@ -65,3 +65,35 @@ def event_head(line: bytes) -> EventHead | None:
         return None
     meta = event.object.metadata
     return EventHead(event.type, meta.name, meta.namespace, meta.resourceVersion, meta.labels or {})
+
+
+class Stored(NamedTuple):
+    """An object as a cache holds it, made from the server's JSON without decoding its body: its identity,
+    and its JSON without `metadata.managedFields` (often half an answer's bytes)."""
+
+    name: str
+    namespace: str | None
+    version: str | None
+    labels: dict[str, str]
+    blob: bytes
+
+
+_FIELDS_DECODER = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_METADATA_DECODER = msgspec.json.Decoder(_Metadata)
+
+
+def stored(text: bytes) -> Stored | None:
+    """`text` (an object the server answered) as a cache holds it, splicing its fields as they came; None
+    when it is not an object with metadata (the caller decodes it whole and judges)."""
+    try:
+        fields = _FIELDS_DECODER.decode(text)
+        raw_meta = fields.get("metadata")
+        if raw_meta is None:
+            return None
+        meta = _METADATA_DECODER.decode(raw_meta)
+        meta_fields = _FIELDS_DECODER.decode(raw_meta)
+    except msgspec.DecodeError:
+        return None
+    if meta_fields.pop("managedFields", None) is not None:
+        fields["metadata"] = msgspec.Raw(_ENCODER.encode(meta_fields))
+    return Stored(meta.name, meta.namespace, meta.resourceVersion, meta.labels or {}, _ENCODER.encode(fields))
