@@ -135,3 +135,15 @@ def test_tenants_are_counted_per_upgrade_stage_and_a_stage_left_drops_to_zero() 
     text = parsed(metrics.exposition().decode())
     assert value(text, "tenantctl_upgrade_stage", stage="ControlPlane") == 0
     assert value(text, "tenantctl_upgrade_stage", stage="Pool") == 0
+
+
+def test_each_verb_and_answer_is_a_series_of_its_own() -> None:
+    from tenantctl.operator.runtime.metrics import Metrics
+
+    metrics = Metrics()
+    for verb, status in (("GET", 200), ("GET", 404), ("GET", None), ("GET", 201), ("PATCH", 200), ("GET", 404)):
+        metrics.request(verb, status)
+    count = lambda verb, status: metrics.registry.get_sample_value(  # noqa: E731
+        "tenantctl_api_requests_total", {"verb": verb, "status": status})
+    assert (count("GET", "2xx"), count("GET", "404"), count("GET", "unreachable"), count("PATCH", "2xx")) == (
+        2, 2, 1, 1)
