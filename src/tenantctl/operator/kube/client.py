@@ -648,15 +648,25 @@ class KubeClient:
 
 
 async def _lines(stream: aiohttp.StreamReader) -> AsyncIterator[bytes]:
-    """The non-empty lines of a watch stream, however long (an event carries a whole object)."""
-    pending = b""
+    """The non-blank lines of a watch stream, however long (an event carries a whole object).
+
+    A line's pieces are joined once, at its end: adding each chunk to what was pending copied a 1 MiB
+    Secret's event once per 64 KiB chunk, nine times the work of joining it."""
+    parts: list[bytes] = []
     async for chunk in stream.iter_any():
-        *lines, pending = (pending + chunk).split(b"\n")
-        for line in lines:
-            if line.strip():
+        start = 0
+        while (end := chunk.find(b"\n", start)) != -1:
+            parts.append(chunk[start:end])
+            line = b"".join(parts)
+            parts.clear()
+            if line and not line.isspace():
                 yield line
-    if pending.strip():
-        yield pending
+            start = end + 1
+        if start < len(chunk):
+            parts.append(chunk[start:])
+    line = b"".join(parts)
+    if line and not line.isspace():
+        yield line
 
 
 def _error_from(status: int, text: str) -> APIError:
