@@ -111,3 +111,15 @@ def test_a_store_fed_by_heads_ends_as_one_fed_every_event_whole(
     _feed(by_heads, steps, use_heads=True)
     assert by_heads.objects == whole.objects
     assert by_heads.wanted == whole.wanted
+
+
+def test_a_store_held_by_name_holds_the_object_its_key_names_whatever_its_labels() -> None:
+    """Its absence is answered from memory, so an object with our label that the scope gives to another
+    replica is held all the same when its name is this replica's."""
+    store = _Store(SECRETS, owned=OURS, scope=lambda namespace, labels: labels.get("shard") == "mine",
+                   extra=ByName(lambda key: key[1] == "x"))
+    theirs = {**OURS, "shard": "other"}
+    store.put({"metadata": {"name": "x", "namespace": "ns", "resourceVersion": "1", "labels": theirs}})
+    assert store.answers("ns", "x") and store.find("ns", "x") is not None
+    store.put({"metadata": {"name": "y", "namespace": "ns", "resourceVersion": "1", "labels": theirs}})
+    assert store.find("ns", "y") is None, "not named by the key: the scope decides"

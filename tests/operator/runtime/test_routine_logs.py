@@ -72,6 +72,11 @@ def test_other_lines_are_left_as_they_are(kopf_objects: logging.Logger, message:
     assert record.levelno == level
 
 
+def test_a_message_that_is_not_text_passes(kopf_objects: logging.Logger) -> None:
+    record = logging.LogRecord(KOPF_OBJECT_LOGGER, logging.INFO, __file__, 1, {"a": 1}, None, None)
+    assert RoutineAtDebug(["cluster_changed"]).filter(record) and record.levelno == logging.INFO
+
+
 def test_installing_twice_leaves_one_filter(kopf_objects: logging.Logger) -> None:
     first = routine_at_debug(KOPF_OBJECT_LOGGER, ["a"])
     second = routine_at_debug(KOPF_OBJECT_LOGGER, ["b"])

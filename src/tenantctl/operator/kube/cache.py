@@ -132,10 +132,12 @@ class _Store:
         return (meta.get("namespace") if self.res.namespaced else None), str(meta.get("name", ""))
 
     def _held(self, key: Key, labels: Mapping[str, str]) -> bool:
+        """Ours and this replica's, or held anyway (`extra`): a `ByName` store answers absence from what it
+        holds, so it must hold every object its key names, whatever labels the object carries."""
         if self.owned is None or key in self.wanted:
             return True
-        if _labels_match(labels, self.owned):
-            return self.scope is None or self.scope(key[0], labels)
+        if _labels_match(labels, self.owned) and (self.scope is None or self.scope(key[0], labels)):
+            return True
         return self.extra is not None and self.extra(key, labels)
 
     def put(self, obj: Obj) -> None:

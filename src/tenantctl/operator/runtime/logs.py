@@ -54,7 +54,7 @@ class RoutineAtDebug(logging.Filter):
         self._routine = frozenset(f"Handler {handler_id!r} succeeded." for handler_id in handler_ids)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno != logging.INFO or record.msg not in self._routine:
+        if record.levelno != logging.INFO or not isinstance(record.msg, str) or record.msg not in self._routine:
             return True
         record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
         return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
