@@ -94,6 +94,8 @@ InFull = Callable[[Mapping[str, Any]], bool]
 Extra = Callable[[Key, Mapping[str, str]], bool]
 """Whether an object without our labels is held anyway: one every pass reads by name, written by another
 controller (its first read is then answered from memory, as a read of ours is)."""
+
+
 @dataclass(frozen=True)
 class ByName:
     """An `Extra` that holds objects by their key alone, whatever their labels (Kamaji's objects named as
@@ -129,7 +131,11 @@ class _Store:
     task: asyncio.Task[None] | None = None
 
     def _key(self, meta: Mapping[str, Any]) -> Key:
-        return (meta.get("namespace") if self.res.namespaced else None), str(meta.get("name", ""))
+        return self._key_of(meta.get("namespace"), str(meta.get("name", "")))
+
+    def _key_of(self, namespace: str | None, name: str) -> Key:
+        """A cluster-scoped object's key has no namespace, whatever namespace a caller or an event names."""
+        return (namespace if self.res.namespaced else None), name
 
     def _held(self, key: Key, labels: Mapping[str, str]) -> bool:
         """Ours and this replica's, or held anyway (`extra`): a `ByName` store answers absence from what it
@@ -152,7 +158,7 @@ class _Store:
     def put_stored(self, obj: wire.Stored) -> None:
         """`put` of an object as the server's JSON spliced (`wire.stored`), never decoded whole; only for a
         store that holds every object in full."""
-        key: Key = (obj.namespace if self.res.namespaced else None), obj.name
+        key = self._key_of(obj.namespace, obj.name)
         if self._admits(self.objects, key, obj.version, obj.labels):
             self.objects[key[0]][key[1]] = _Entry(obj.version, obj.labels, obj.blob)
 
@@ -176,7 +182,7 @@ class _Store:
         """Whether a watch event would change nothing here, judged from its head alone: an object neither
         held nor to be held, or the very version held (our write's answer came first). Such an event is
         never decoded: most of a cluster's Secrets and Deployments go by a store that holds few of them."""
-        key: Key = (head.namespace if self.res.namespaced else None), head.name
+        key = self._key_of(head.namespace, head.name)
         held = self.objects.get(key[0], {}).get(key[1])
         if held is not None:
             same = head.type != "DELETED" and held.version is not None and held.version == head.version
@@ -205,14 +211,15 @@ class _Store:
         return version
 
     def find(self, namespace: str | None, name: str) -> Obj | None:
-        entry = self.objects.get(namespace if self.res.namespaced else None, {}).get(name)
+        bucket, name = self._key_of(namespace, name)
+        entry = self.objects.get(bucket, {}).get(name)
         return entry.decoded() if entry is not None else None
 
     def answers(self, namespace: str | None, name: str, ours: bool = False) -> bool:
         """Whether the store knows this object (held, or known absent); if not, the name is asked for now.
         `ours`: the object would carry the owned labels (and be this replica's), so the store holds it if
         it exists."""
-        key: Key = (namespace if self.res.namespaced else None), name
+        key = self._key_of(namespace, name)
         if self.owned is None or ours or self.wanted.get(key) is _KNOWN or name in self.objects.get(key[0], {}):
             return True
         if isinstance(self.extra, ByName) and self.extra.holds(key):
@@ -222,7 +229,7 @@ class _Store:
 
     def fetched(self, namespace: str | None, name: str, obj: Obj | None) -> None:
         """The server's answer to a read the store could not answer; the watch's word, if any came, wins."""
-        key: Key = (namespace if self.res.namespaced else None), name
+        key = self._key_of(namespace, name)
         if self.wanted.get(key) is _PENDING:
             self.wanted[key] = _KNOWN
             if obj is not None:
@@ -346,8 +353,8 @@ class WatchCache:
                 store.synced.set()
                 while True:
                     async for head, line in api.watch_lines(store.res, version):
-                        if head is not None and head.type != "BOOKMARK" and store.settled(head):
-                            version = head.version or version
+                        if head is not None and (head.type == "BOOKMARK" or store.settled(head)):
+                            version = head.version or version  # a bookmark's object is its version alone
                             continue
                         event = wire.decode(line)
                         obj = event.get("object") or {}

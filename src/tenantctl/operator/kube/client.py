@@ -29,7 +29,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Se
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, TypedDict, Unpack
 
 import aiohttp
 import httpx2 as httpx
@@ -252,6 +252,17 @@ class Resource:
 
 def selector(labels: Mapping[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+class _RequestOptions(TypedDict, total=False):
+    """The keyword options of `KubeClient._request_text`, which `_request` passes on as given."""
+
+    params: Mapping[str, str] | None
+    body: Payload | None
+    content_type: str | None
+    attempts: int | None
+    timeout: float | None
+    retry_409: bool
 
 
 class ReadCache(Protocol):
@@ -533,22 +544,9 @@ class KubeClient:
 
     # -- transport -------------------------------------------------------------------------------
 
-    async def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, str] | None = None,
-        body: Payload | None = None,
-        content_type: str | None = None,
-        attempts: int | None = None,
-        timeout: float | None = None,
-        retry_409: bool = True,
-    ) -> Obj:
-        text = await self._request_text(
-            method, path, params=params, body=body, content_type=content_type, attempts=attempts, timeout=timeout,
-            retry_409=retry_409,
-        )
+    async def _request(self, method: str, path: str, **options: Unpack[_RequestOptions]) -> Obj:
+        """`_request_text`, its answer decoded."""
+        text = await self._request_text(method, path, **options)
         parsed: Obj = wire.decode(text) if text else {}
         return parsed
 
