@@ -29,7 +29,7 @@ from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, seed_tenant
 from tenant_support import load_example
 from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
-from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer
+from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, take_over
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.process]
 
@@ -148,3 +148,28 @@ async def test_an_object_leaving_a_selected_watch_arrives_deleted_with_the_label
     assert (left["object"]["metadata"].get("labels") or {}).get(SHARD_LABEL) == "0-of-2", "the labels it matched by"
     assert SHARD_LABEL not in (came["object"]["metadata"].get("labels") or {}), "the unlabelled watch: ADDED"
     assert left["object"]["metadata"]["resourceVersion"] == came["object"]["metadata"]["resourceVersion"]
+
+
+async def test_a_take_over_from_a_copy_older_than_kopfs_finalizer_reads_again_and_leaves_the_owners_alone(
+    admin: Api, management: ControlPlane,
+) -> None:
+    """The owner's first pass may read a cached copy from before kopf added the owner's finalizer. That
+    add keeps the generation, so no event wakes another pass: a refused exchange must be read again from
+    the server, or the old layout's finalizer stays until the next resync (seen in the handover crash
+    sweep under load, where the resync is an hour)."""
+    namespace, name = "shard-take-over", "handed"
+    own, old = finalizer_of(Shard(1, 2)), finalizer_of(Shard())
+    admin.namespace(namespace)
+    meta = {"name": name, "namespace": namespace, "finalizers": ["example.com/keep", old]}
+    admin.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta})
+    res = Resource("v1", "ConfigMap", "configmaps", True)
+    try:
+        async with KubeClient(Connection.from_kubeconfig(management.admin_kubeconfig)) as api:
+            stale = await api.get(res, name, namespace)
+            assert stale is not None
+            admin.merge("v1", "ConfigMap", namespace, name, {"metadata": {"finalizers": [*meta["finalizers"], own]}})
+            assert await take_over(api, res, stale, own)
+        served = admin.get("v1", "ConfigMap", namespace, name)
+        assert served is not None and served["metadata"]["finalizers"] == ["example.com/keep", own]
+    finally:
+        admin.merge("v1", "ConfigMap", namespace, name, {"metadata": {"finalizers": None}})

@@ -11,13 +11,14 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from kube_emulator import KubeEmulator
+from kube_emulator import Fault, KubeEmulator
 from operator_support import FAST, eventually, management, operator_thread, seed_documents
 
 from tenant_support import load_example
+from tenantctl.operator.config.settings import RetryPolicy
 from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
-from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, taken_over
+from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, take_over, taken_over
 from tenantctl.operator.runtime.handlers import OperatorContext
 
 # Real time (each shard runs on a loop of its own, which looptime does not drive): a short resync keeps
@@ -306,3 +307,21 @@ async def test_a_release_ends_only_the_running_reconciler_and_a_newer_one_takes_
             assert newer.is_set() and not ctx.serving(key, newer)
         assert key not in ctx.released and key not in ctx.watched
     assert key not in ctx.watched
+
+
+async def test_a_take_over_refused_every_time_gives_up_after_the_retry_budget_and_leaves_it_to_the_next_pass(
+    mgmt: KubeEmulator,
+) -> None:
+    """Each refusal is read again and retried, but only as often as the client's backoffs allow: another
+    layout's kopf that keeps changing the finalizers costs this pass a bounded number of writes, never a
+    loop, and no failure (the next pass tries again)."""
+    seed(mgmt, ["tenantctl.io/teardown"])
+    refused = Fault("PATCH", "tenantclusters", status=422, times=10**9, message="the test failed")
+    mgmt.faults.append(refused)
+    retry = RetryPolicy(backoffs=(0.01, 0.02, 0.03))
+    async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/")), retry=retry) as api:
+        body = await api.get(CLUSTERS, "demo", NAMESPACES[0])
+        assert body is not None
+        assert await take_over(api, CLUSTERS, body, finalizer_of(Shard(0, 2))) is False
+    assert 10**9 - refused.times == len(retry.backoffs) + 1
+    assert mgmt.get(TC, NAMESPACES[0], "demo")["metadata"]["finalizers"] == ["tenantctl.io/teardown"]

@@ -9,9 +9,10 @@ two shards sharing an index-only name would do back and forth.
 A tenant keeps the finalizer of the shard that owned it under an earlier layout until someone removes
 it, and no running shard's kopf does: the tenant's owner under the running layout does it here.
 - Not being deleted: its reconcile pass replaces every other tenantctl teardown finalizer with its
-  own, in one conditional write (`take_over`). A pass runs at most once per resync when nothing
-  changes, so while the old layout still runs (its kopf puts its finalizer back) the exchange costs
-  a write per resync on each side, never a loop; once the old layout is gone, one pass settles it.
+  own, in one conditional write (`take_over`), read again from the server when it was refused. A pass
+  runs at most once per resync when nothing changes, so while the old layout still runs (its kopf puts
+  its finalizer back) the exchange costs a write per resync on each side, never a loop; once the old
+  layout is gone, one pass settles it.
 - Being deleted: after its teardown it drops the other tenantctl finalizers (`release`) before kopf
   removes its own. A tenant deleted before its owner added its own finalizer (Kubernetes accepts no
   new finalizer on an object being deleted) is `orphaned`: the owner tears it down without kopf.
@@ -84,21 +85,31 @@ def _replace(seen: list[str], wanted: list[str]) -> list[dict[str, Any]]:
 async def take_over(api: KubeClient, res: Resource, body: Mapping[str, Any], own: str) -> bool:
     """Put `own` in place of other layouts' finalizers on an object not being deleted; True if written.
 
-    A change to the finalizers since `body` was read (kopf adding its own) leaves them to the next pass.
+    `body` may be a cached copy from before kopf added `own`: that change keeps the generation, so no
+    event wakes another pass, and a refusal left the old layout's finalizer on until the next resync. A
+    refused exchange is read again from the server and retried, a bounded number of times.
     """
     meta = body.get("metadata") or {}
-    if meta.get("deletionTimestamp") or not foreign(body, own):
-        return False
-    seen = _finalizers(body)
-    try:
-        await api.json_patch(res, meta["name"], meta.get("namespace"), _replace(seen, taken_over(seen, own)))
-    except NotFoundError:
-        return False
-    except APIError as exc:
-        if exc.status != _CHANGED:
-            raise
-        return False
-    return True
+    name, namespace = str(meta.get("name")), meta.get("namespace")
+    current: Mapping[str, Any] | None = body
+    for pause in (*api.retry.backoffs, None):
+        if current is None or (current.get("metadata") or {}).get("deletionTimestamp") or not foreign(current, own):
+            return False
+        seen = _finalizers(current)
+        try:
+            await api.json_patch(res, name, namespace, _replace(seen, taken_over(seen, own)))
+        except NotFoundError:
+            return False
+        except APIError as exc:
+            if exc.status != _CHANGED:
+                raise
+            if pause is None:
+                return False
+            await asyncio.sleep(pause)
+            current = await api.get(res, name, namespace, cached=False)
+        else:
+            return True
+    return False
 
 
 async def release(api: KubeClient, res: Resource, namespace: str | None, name: str, own: str) -> None:
