@@ -49,34 +49,31 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "operator"), str(REPO / "benchmarks")]
 
-import scale_emulators  # noqa: E402
-from operator_scale import (  # noqa: E402
-    Key,
-    load,
-    log_to,
-    passed_once,
-    resync_every,
-    running_operator,
-    scale_arguments,
-)
-from operator_support import b64, capmox_credentials, kamaji_labels, kubeconfig_for  # noqa: E402
+from operator_driver import Key, log_to, passed_once, resync_every, running_operator  # noqa: E402
 
-from real_api import Api, crd_documents  # noqa: E402
-from real_control_plane import ControlPlane, binaries  # noqa: E402
-from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, seed_tenant  # noqa: E402
 from tenantctl.operator.config.settings import OperatorSettings  # noqa: E402
 from tenantctl.operator.kube.client import Connection  # noqa: E402
 from tenantctl.operator.runtime.event_loop import run_in_loop  # noqa: E402
-from tenantctl.render import Names  # noqa: E402
-from tenantctl.spec import parse_tenant_documents  # noqa: E402
 
-OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SA}"
-WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 TARGET_CREATE_MS, TARGET_IDLE_MS = 20.0, 3.0
-AUDIT_POLICY = {
-    "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived", "ResponseStarted"],
-    "rules": [{"level": "Metadata", "users": [OPERATOR_USER]}, {"level": "None"}],
-}  # fmt: skip
+WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+
+if __name__ != "__mp_main__":  # the spawned operator re-imports this module: it loads the product alone
+    import scale_emulators
+    from operator_scale import load, scale_arguments
+    from operator_support import b64, capmox_credentials, kamaji_labels, kubeconfig_for
+
+    from real_api import Api, crd_documents
+    from real_control_plane import ControlPlane, binaries
+    from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, seed_tenant
+    from tenantctl.render import Names
+    from tenantctl.spec import parse_tenant_documents
+
+    OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SA}"
+    AUDIT_POLICY = {
+        "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived", "ResponseStarted"],
+        "rules": [{"level": "Metadata", "users": [OPERATOR_USER]}, {"level": "None"}],
+    }  # fmt: skip
 
 
 # -- the servers' side ------------------------------------------------------------------------------------

@@ -28,7 +28,6 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
-import logging
 import multiprocessing
 import os
 import resource
@@ -36,22 +35,21 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import kopf
-import scale_emulators
+from operator_driver import Key, log_to, passed_once, resync_every, running_operator
 
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.client import Connection
 from tenantctl.operator.runtime.event_loop import run_in_loop
-from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
-from tenantctl.operator.runtime.logs import TEXT_FORMAT
+from tenantctl.operator.runtime.handlers import OperatorContext
+
+if __name__ != "__mp_main__":  # a spawned shard re-imports this module: it runs the product alone (operator_driver)
+    import scale_emulators
 
 REPO = Path(__file__).resolve().parents[1]
-Key = tuple[str, str]
 
 
 class EmulatorProcess:
@@ -85,30 +83,6 @@ class EmulatorProcess:
         self._process.join(15)
 
 
-@contextlib.asynccontextmanager
-async def running_operator(connection: Connection, settings: OperatorSettings) -> AsyncIterator[OperatorContext]:
-    """The whole kopf engine with our registry, cluster-wide, as `tenantctl operator` runs it."""
-    ctx = OperatorContext(connection, settings)
-    stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(
-        kopf.operator(registry=build_registry(ctx), clusterwide=True, standalone=True, stop_flag=stop, ready_flag=ready)
-    )
-    try:
-        await asyncio.wait_for(ready.wait(), 30)
-        yield ctx
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 120)  # a thousand daemons to stop on a busy machine
-
-
-def log_to(path: str) -> None:
-    """INFO lines formatted as in production, written where they cost no terminal time."""
-    handler = logging.FileHandler(path)
-    handler.setFormatter(logging.Formatter(TEXT_FORMAT))
-    logging.getLogger().handlers[:] = [handler]
-    logging.getLogger().setLevel(logging.INFO)
-
-
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -116,21 +90,6 @@ def load() -> str:
 def requests_table(requests: Counter[tuple[str, str]], tenants: int) -> list[str]:
     rows = sorted(requests.items(), key=lambda item: -item[1])
     return [f"  {count / tenants:7.2f}  {verb:<14} {what}" for (verb, what), count in rows]
-
-
-async def passed_once(ctx: OperatorContext, keys: list[Key]) -> None:
-    """Until every tenant's first pass has ended (Ready is written before a pass ends)."""
-    while not all(ctx.passes[key] for key in keys):
-        await asyncio.sleep(0.01)
-
-
-async def resync_every(ctx: OperatorContext, keys: list[Key]) -> None:
-    """Wake every tenant's daemon and wait until each has run one more pass: one idle resync of all."""
-    passes_before = {key: ctx.passes[key] for key in keys}
-    for key in keys:
-        ctx.wakeup(key).set()
-    while any(ctx.passes[key] <= count for key, count in passes_before.items()):
-        await asyncio.sleep(0.05)
 
 
 async def wait_converged(emulators: EmulatorProcess, ctx: OperatorContext, keys: list[Key], deadline: float) -> bool:
