@@ -22,6 +22,7 @@ Only names this module recognises as tenantctl's teardown finalizers are ever re
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -37,6 +38,7 @@ TEARDOWN = "tenantctl.io/teardown"
 _TEARDOWN_NAMES = re.compile(r"tenantctl\.io/teardown(?:-shard-[0-9]+(?:-of-[0-9]+)?)?")
 # A JSON patch `test` failing: the finalizers changed since they were read.
 _CHANGED = 422
+_log = logging.getLogger(__name__)
 
 
 def finalizer_of(shard: Shard) -> str:
@@ -87,13 +89,21 @@ async def take_over(api: KubeClient, res: Resource, body: Mapping[str, Any], own
 
     `body` may be a cached copy from before kopf added `own`: that change keeps the generation, so no
     event wakes another pass, and a refusal left the old layout's finalizer on until the next resync. A
-    refused exchange is read again from the server and retried, a bounded number of times.
+    refused exchange is read again from the server at once and retried, then after each client backoff
+    while the finalizers keep changing (another layout's kopf putting its own back). A refusal with the
+    finalizers as read is not about them: it is logged and left to the next pass, without a wait.
     """
     meta = body.get("metadata") or {}
     name, namespace = str(meta.get("name")), meta.get("namespace")
     current: Mapping[str, Any] | None = body
-    for pause in (*api.retry.backoffs, None):
+    refused: APIError | None = None
+    seen: list[str] = []
+    for attempt, pause in enumerate((*api.retry.backoffs, None)):
         if current is None or (current.get("metadata") or {}).get("deletionTimestamp") or not foreign(current, own):
+            return False
+        if refused is not None and _finalizers(current) == seen:
+            _log.warning("%s %s/%s: exchanging its finalizers for %s was refused: %s",
+                         res.kind, namespace, name, own, refused)
             return False
         seen = _finalizers(current)
         try:
@@ -105,8 +115,9 @@ async def take_over(api: KubeClient, res: Resource, body: Mapping[str, Any], own
                 raise
             if pause is None:
                 return False
-            await asyncio.sleep(pause)
-            current = await api.get(res, name, namespace, cached=False)
+            if attempt:
+                await asyncio.sleep(pause)
+            refused, current = exc, await api.get(res, name, namespace, cached=False)
         else:
             return True
     return False
