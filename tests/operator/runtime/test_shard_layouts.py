@@ -19,7 +19,7 @@ from tenantctl.operator.config.settings import RetryPolicy
 from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
 from tenantctl.operator.kube.cache import WatchCache
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
-from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, take_over, taken_over
+from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, release, take_over, taken_over
 from tenantctl.operator.runtime.handlers import OperatorContext
 
 # Real time (each shard runs on a loop of its own, which looptime does not drive): a short resync keeps
@@ -374,4 +374,29 @@ async def test_a_refused_take_over_is_read_again_from_the_server_not_from_the_ca
         mgmt.put(TC, live)
         assert await take_over(api, CLUSTERS, stale, own)
         assert mgmt.named_reads["tenantclusters", namespace, "demo"] == 1, "the retry read the server"
+    assert (mgmt.get(TC, namespace, "demo") or {})["metadata"]["finalizers"] == [own]
+
+
+async def test_a_refused_release_reads_the_server_again_not_the_cache(mgmt: KubeEmulator) -> None:
+    """A torn-down tenant's release of the old layouts' finalizers, refused because they changed since the
+    cache's copy: the retry reads the server (a cache that is behind would refuse every retry, fail the
+    teardown handler and leave it to kopf's retry a minute later)."""
+    seed(mgmt, ["tenantctl.io/teardown"])
+    namespace, own = NAMESPACES[0], finalizer_of(Shard(0, 2))
+    changed = False
+
+    async def kopf_adds_its_own_first(method: str, plural: str) -> None:
+        nonlocal changed
+        if method == "PATCH" and plural == "tenantclusters" and not changed:
+            changed = True
+            body = mgmt.get(TC, namespace, "demo")
+            assert body is not None
+            body["metadata"]["finalizers"] = ["tenantctl.io/teardown", own]
+            mgmt.put(TC, body)
+
+    mgmt.before_write = kopf_adds_its_own_first
+    retry = RetryPolicy(backoffs=(0.01, 0.02))
+    async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/")), retry=retry, cache=WatchCache()) as api:
+        await release(api, CLUSTERS, namespace, "demo", own)
+    assert mgmt.named_reads["tenantclusters", namespace, "demo"] == 1, "the retry read the server"
     assert (mgmt.get(TC, namespace, "demo") or {})["metadata"]["finalizers"] == [own]

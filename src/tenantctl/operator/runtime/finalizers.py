@@ -126,10 +126,11 @@ async def take_over(api: KubeClient, res: Resource, body: Mapping[str, Any], own
 async def release(api: KubeClient, res: Resource, namespace: str | None, name: str, own: str) -> None:
     """Drop other layouts' teardown finalizers from a torn-down object, re-reading when they changed.
 
-    `own` stays for kopf to remove as the handler returns (an orphaned object has none).
+    `own` stays for kopf to remove as the handler returns (an orphaned object has none). The first read
+    may come from the watch cache; after a refusal the cache may be what was behind, so the server is read.
     """
-    for pause in (*api.retry.backoffs, None):
-        body = await api.get(res, name, namespace)
+    for attempt, pause in enumerate((*api.retry.backoffs, None)):
+        body = await api.get(res, name, namespace, cached=not attempt)
         if body is None or not foreign(body, own):
             return
         seen = _finalizers(body)
