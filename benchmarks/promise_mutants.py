@@ -67,7 +67,8 @@ def load(path: Path = TABLE) -> list[Mutant]:
             for m in raw["mutant"]]
 
 
-def _pytest(tests: Sequence[str], src: Path | None, timeout: float) -> tuple[int | None, str]:
+def _pytest(tests: Sequence[str], src: Path | None, timeout: float) -> tuple[int | None, str, str]:
+    """(exit code or None on a timeout, pytest's last line, its whole output)."""
     env = {**os.environ, "TENANTCTL_SHARED": str(SHARED)}
     if src is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
@@ -75,10 +76,11 @@ def _pytest(tests: Sequence[str], src: Path | None, timeout: float) -> tuple[int
            "--snapshot-warn-unused", *tests]
     try:
         done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None, "timed out"
+    except subprocess.TimeoutExpired as exc:
+        partial = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        return None, "timed out", partial
     lines = [ln for ln in done.stdout.splitlines() if ln.strip()]
-    return done.returncode, lines[-1] if lines else done.stderr.strip()[-200:]
+    return done.returncode, lines[-1] if lines else done.stderr.strip()[-200:], done.stdout + done.stderr
 
 
 def _imports_from(src: Path) -> Path:
@@ -100,7 +102,7 @@ def run_one(mutant: Mutant) -> tuple[str, str]:
         target.write_text(target.read_text().replace(mutant.find, mutant.replace))
         if not _imports_from(src).is_relative_to(src.resolve()):
             return "error", "the mutated copy is not the one imported"
-        code, last = _pytest(mutant.tests, src, BUDGET)
+        code, last, _ = _pytest(mutant.tests, src, BUDGET)
     if code is None or code in (1, 2, 3):
         return "killed", last
     if code == 0:
@@ -123,8 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("no promise mutant selected", file=sys.stderr)
         return 2
     suites = sorted({t for m in mutants for t in m.tests})
-    code, last = _pytest(suites, None, BUDGET * 2)
+    code, last, output = _pytest(suites, None, BUDGET * 2)
     if code != 0:
+        # The whole report: a baseline failure is a flaky test or a broken tree, and its temp dir is gone
+        # by the time anyone looks (pytest keeps the last three, and each mutant run makes one).
+        print(output, file=sys.stderr)
         print(f"the unmutated tree fails its promise suites ({last}): no verdict would mean anything",
               file=sys.stderr)
         return 1

@@ -74,6 +74,13 @@ def _labels(admin: Api, namespace: str) -> set[str | None]:
     return {(b["metadata"].get("labels") or {}).get(SHARD_LABEL) for b in bodies if b is not None}
 
 
+def _tracebacks(text: str) -> list[str]:
+    """Each traceback in an operator log with the lines before it. Printed when the test fails, for the
+    captured output keeps them whole (an assertion's message is cut at eight lines) and the temp dir goes."""
+    lines = text.splitlines()
+    return ["\n".join(lines[max(0, i - 8):i + 40]) for i, line in enumerate(lines) if "Traceback" in line]
+
+
 def _settled(admin: Api, namespaces: list[str], count: int) -> bool:
     return all(
         _ours(admin, ns) == [_owner(ns, count)]
@@ -106,7 +113,9 @@ def test_three_shards_to_two_hand_every_tenant_over_and_a_deletion_between_compl
         elsewhere = Shard(1 - shard_of(edited, "demo", 2), 2).label
         admin.merge(*TC, edited, "demo", {"metadata": {"labels": {SHARD_LABEL: elsewhere}}})
         wait_for(lambda: _settled(admin, staying, 2), 90, 0.5, "a label edited by hand given back to the owner")
-    assert "Traceback" not in log.read_text()
+    tracebacks = _tracebacks(log.read_text())
+    print("\n\n".join(tracebacks))
+    assert not tracebacks, f"{len(tracebacks)} traceback(s) in the operators' log: printed above"
 
 
 async def test_an_object_leaving_a_selected_watch_arrives_deleted_with_the_labels_it_matched_by(
