@@ -28,8 +28,11 @@ from real_control_plane import ControlPlane
 from real_seed import OPERATOR_NAMESPACE, OPERATOR_SA, seed_tenant
 from tenant_support import load_example
 from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
-from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+from tenantctl.operator.kube.client import APIError, Connection, KubeClient, Resource
+from tenantctl.operator.phases.conditions import StepOutcome, TeardownStep
+from tenantctl.operator.phases.teardown import TeardownReport
 from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, take_over
+from tenantctl.operator.runtime.teardown_status import report_teardown
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.process]
 
@@ -182,3 +185,37 @@ async def test_a_take_over_from_a_copy_older_than_kopfs_finalizer_reads_again_an
         assert served is not None and served["metadata"]["finalizers"] == ["example.com/keep", own]
     finally:
         admin.merge("v1", "ConfigMap", namespace, name, {"metadata": {"finalizers": None}})
+
+
+async def test_a_teardown_report_finished_after_the_read_is_kept_for_the_server_refuses_the_stale_write(
+    installed: Any, admin: Api, management: ControlPlane,
+) -> None:
+    """Two layouts running at once both tear a deleted tenant down; the slower one's report, read before
+    the faster one finished, must not replace the finished report. What that rests on: kube-apiserver
+    refuses a JSON patch of the status subresource whose resourceVersion test is stale, with the 422 the
+    report's retry is for."""
+    namespace = "shard-teardown-report"
+    docs = copy.deepcopy(load_example("kubevirt.yaml"))
+    for d in docs:
+        d["metadata"]["namespace"] = namespace
+    seed_tenant(admin, docs)
+    res = Resource(*TC, "tenantclusters", True)
+    halfway, finished = TeardownReport(), TeardownReport()
+    halfway.record(TeardownStep.TENANT_VOLUMES, StepOutcome.DONE, "no disks")
+    for step in (TeardownStep.TENANT_VOLUMES, TeardownStep.FINALIZER):
+        finished.record(step, StepOutcome.DONE, "done")
+    async with KubeClient(Connection.from_kubeconfig(management.admin_kubeconfig)) as api:
+        assert await report_teardown(api, res, namespace, "demo", halfway), "written: status made, phase and report"
+        stale = await api.get(res, "demo", namespace)
+        assert stale is not None and stale["status"]["teardown"] == halfway.as_status()
+        admin.merge_status(*TC, namespace, "demo", {"teardown": finished.as_status()})
+        with pytest.raises(APIError) as refused:
+            await api.json_patch(res, "demo", namespace, [
+                {"op": "test", "path": "/metadata/resourceVersion", "value": stale["metadata"]["resourceVersion"]},
+                {"op": "add", "path": "/status/teardown", "value": halfway.as_status()},
+            ], status=True)
+        assert refused.value.status == 422
+        assert not await report_teardown(api, res, namespace, "demo", halfway)
+    served = admin.get(*TC, namespace, "demo")
+    assert served is not None and served["status"]["teardown"] == finished.as_status()
+    assert served["status"]["phase"] == "Deleting"

@@ -511,12 +511,21 @@ class KubeClient:
         ))
 
     async def json_patch(
-        self, res: Resource, name: str, namespace: str | None, operations: Sequence[Mapping[str, Any]]
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None,
+        operations: Sequence[Mapping[str, Any]],
+        *,
+        status: bool = False,
     ) -> Obj:
         """A JSON patch: its `test` operations make the change conditional on what the caller read
         (a failed test is a 422, never retried), e.g. a list of finalizers replaced only as seen."""
         return self._wrote(res, await self._request(
-            "PATCH", res.path(namespace, name), body=operations, content_type=_JSON_PATCH_CONTENT_TYPE
+            "PATCH",
+            res.path(namespace, name, "status" if status else None),
+            body=operations,
+            content_type=_JSON_PATCH_CONTENT_TYPE,
         ))
 
     async def create(self, res: Resource, obj: Mapping[str, Any]) -> Obj:

@@ -54,6 +54,12 @@ class TeardownReport:
         out: Obj = {"steps": self.steps, "leftovers": self.leftovers, "volumes": self.volumes}
         return out | ({"freed": self.freed} if self.freed else {})
 
+    @staticmethod
+    def finished_in(status: Mapping[str, Any]) -> bool:
+        """Whether `status` holds a teardown report that reached its last step, removing the finalizer."""
+        steps = (status.get("teardown") or {}).get("steps") or []
+        return any(isinstance(s, Mapping) and s.get("step") == TeardownStep.FINALIZER for s in steps)
+
     @classmethod
     def from_status(cls, status: Mapping[str, Any]) -> TeardownReport:
         """What a resumed teardown remembers: the disks it saw and what it freed (the steps run again)."""

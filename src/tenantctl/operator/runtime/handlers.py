@@ -37,6 +37,7 @@ from tenantctl.operator.runtime.finalizers import finalizer_of, orphaned, releas
 from tenantctl.operator.runtime.kopf_session import bounded_session
 from tenantctl.operator.runtime.logs import routine_at_debug
 from tenantctl.operator.runtime.metrics import Metrics, Outcome
+from tenantctl.operator.runtime.teardown_status import report_teardown
 from tenantctl.operator.runtime.triggers import Triggers
 from tenantctl.render.meta import (
     CLUSTER_LABEL,
@@ -611,10 +612,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         api = ctx.api
 
         async def progress(report: TeardownReport) -> None:
-            current = await api.get(TENANT_CLUSTERS, name, namespace)
-            if current is not None:
-                wanted = {**(current.get("status") or {}), "phase": Phase.DELETING, "teardown": report.as_status()}
-                await _write_status(api, TENANT_CLUSTERS, current, wanted)
+            await report_teardown(api, TENANT_CLUSTERS, namespace, name, report)
 
         await ctx.tenant_clients.forget(f"{namespace}/{name}")
         ctx.verified.pop((namespace, name), None)
