@@ -429,3 +429,27 @@ async def test_helm_releases_gone_before_their_suspension_are_the_step_done(
         await eventually(lambda: gone(mgmt, TC, *KUBEVIRT), timeout=10)
     assert vanished, "every patch met a HelmRelease already deleted"
     assert step(mgmt, KUBEVIRT, "HelmReleases")["outcome"] == "Done"
+
+
+async def test_a_tenant_whose_teardown_report_is_finished_runs_no_step_again(
+    mgmt: KubeEmulator, tenant: KubeEmulator
+) -> None:
+    """Another shard layout's teardown finished and released it, and kopf runs this handler anew for an
+    event queued before: the kubeconfig is gone by then, and running the steps again warned that the
+    disks may remain — falsely. A finished report (or a tenant gone) means nothing runs again; the
+    finalizer still goes."""
+    seeded(mgmt, url(tenant))
+    await _delete_the_kubeconfig(mgmt)
+    body = mgmt.get(TC, *PROXMOX)
+    assert body is not None
+    finished = {"steps": [{"step": "Finalizer", "outcome": "Done", "message": "finalizer removed; no leftovers"}],
+                "leftovers": [], "volumes": []}
+    body["metadata"] |= {"finalizers": ["tenantctl.io/teardown"], "deletionTimestamp": "2026-12-06T00:00:00Z"}
+    body["status"] = {"phase": "Deleting", "endpoint": "https://192.0.2.10:6443", "teardown": finished}
+    mgmt.put(TC, body)
+    since = len(mgmt.journal)
+    async with running_operator(mgmt):
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+    assert teardown_status(mgmt, PROXMOX) == finished
+    assert not [e for e in mgmt.journal[since:] if e.verb == "delete"], "no step ran"
+    assert not [e for e in mgmt.live("events") if e.get("reason") in ("Leftover", "Teardown")]

@@ -608,7 +608,13 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         await pool_gone(body, namespace, name)
 
     async def tear_down(raw: dict[str, Any], namespace: str, name: str) -> None:
-        """Tear down in order, then drop other shard layouts' finalizers; kopf removes ours as the handler returns."""
+        """Tear down in order, then drop other shard layouts' finalizers; kopf removes ours as the handler returns.
+
+        Not again on a tenant the server shows gone or torn down to its last step: two layouts running at
+        once both tear a deleted tenant down, and kopf runs the slower one's handler anew for each event
+        queued before the faster one released it. Each such run found the tenant's kubeconfig or API gone
+        and, for a proxmox tenant, warned that its disks may remain: falsely, the first run freed them.
+        """
         api = ctx.api
 
         async def progress(report: TeardownReport) -> None:
@@ -618,11 +624,18 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
         ctx.verified.pop((namespace, name), None)
         ctx.triggers.forget("TenantCluster", namespace, name)
         async with ctx.lock((namespace, name)):
-            scope = TeardownScope(
-                api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress
-            )
-            report = await teardown(scope)
-        ctx.metrics.teardown_leftovers(report.steps)
+            current = await api.get(TENANT_CLUSTERS, name, namespace, cached=False)
+            if current is None or TeardownReport.finished_in(current.get("status") or {}):
+                object_logger(namespace, name).info("torn down already (gone, or its report finished): "
+                                                    "no step runs again")
+                report = None
+            else:
+                scope = TeardownScope(
+                    api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress
+                )
+                report = await teardown(scope)
+        if report is not None:
+            ctx.metrics.teardown_leftovers(report.steps)
         ctx.metrics.phase((namespace, name), None)
         ctx.metrics.upgrade_stage((namespace, name), None)
         ctx.metrics.backup_state((namespace, name), None)
