@@ -32,7 +32,7 @@ from tenantctl.operator.kube.client import APIError, Connection, KubeClient, Res
 from tenantctl.operator.phases.conditions import StepOutcome, TeardownStep
 from tenantctl.operator.phases.teardown import TeardownReport
 from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, take_over
-from tenantctl.operator.runtime.teardown_status import report_teardown
+from tenantctl.operator.runtime.teardown_status import Reported, report_teardown
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.process]
 
@@ -205,7 +205,7 @@ async def test_a_teardown_report_finished_after_the_read_is_kept_for_the_server_
     for step in (TeardownStep.TENANT_VOLUMES, TeardownStep.FINALIZER):
         finished.record(step, StepOutcome.DONE, "done")
     async with KubeClient(Connection.from_kubeconfig(management.admin_kubeconfig)) as api:
-        assert await report_teardown(api, res, namespace, "demo", halfway), "written: status made, phase and report"
+        assert await report_teardown(api, res, namespace, "demo", halfway) is Reported.WRITTEN
         stale = await api.get(res, "demo", namespace)
         assert stale is not None and stale["status"]["teardown"] == halfway.as_status()
         admin.merge_status(*TC, namespace, "demo", {"teardown": finished.as_status()})
@@ -215,7 +215,7 @@ async def test_a_teardown_report_finished_after_the_read_is_kept_for_the_server_
                 {"op": "add", "path": "/status/teardown", "value": halfway.as_status()},
             ], status=True)
         assert refused.value.status == 422
-        assert not await report_teardown(api, res, namespace, "demo", halfway)
+        assert await report_teardown(api, res, namespace, "demo", halfway) is Reported.ENDED
     served = admin.get(*TC, namespace, "demo")
     assert served is not None and served["status"]["teardown"] == finished.as_status()
     assert served["status"]["phase"] == "Deleting"

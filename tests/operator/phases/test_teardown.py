@@ -453,3 +453,43 @@ async def test_a_tenant_whose_teardown_report_is_finished_runs_no_step_again(
     assert teardown_status(mgmt, PROXMOX) == finished
     assert not [e for e in mgmt.journal[since:] if e.verb == "delete"], "no step ran"
     assert not [e for e in mgmt.live("events") if e.get("reason") in ("Leftover", "Teardown")]
+
+
+@pytest.mark.parametrize(
+    ("inside", "plural", "later"),
+    [(True, "persistentvolumeclaims", ["TenantVolumes:", "HelmReleases:"]), (False, "helmreleases", ["HelmReleases:"])],
+    ids=["freeing-the-disks", "at-a-step-boundary"],
+)
+async def test_a_teardown_another_one_finishes_meanwhile_stops_at_its_next_report(
+    mgmt: KubeEmulator, tenant: KubeEmulator, inside: bool, plural: str, later: list[str]
+) -> None:
+    """Two shard layouts tear the tenant down at once, and the other finishes while this one is in a step
+    (freeing the disks inside the tenant; deleting the HelmReleases, whose step ends with a report): this
+    one's next report is refused and read again, the finished report stays, and nothing after it runs or
+    is said — not even the step it was in (its later steps would find the control plane gone and warn
+    falsely)."""
+    seeded(mgmt, url(tenant))
+    volumes(tenant)
+    finished = {"steps": [{"step": "Finalizer", "outcome": "Done", "message": "finalizer removed; no leftovers"}],
+                "leftovers": [], "volumes": []}
+    other_finished = False
+
+    async def the_other_layout_finishes(method: str, written: str) -> None:
+        nonlocal other_finished
+        if method in ("PATCH", "DELETE") and written == plural and not other_finished:
+            other_finished = True
+            body = mgmt.get(TC, *PROXMOX)
+            assert body is not None
+            body["status"]["teardown"] = finished
+            mgmt.put(TC, body)
+
+    async with running_operator(mgmt):
+        await eventually(lambda: ready(mgmt, PROXMOX))
+        events = len(mgmt.live("events"))
+        (tenant if inside else mgmt).before_write = the_other_layout_finishes
+        await delete_cluster(mgmt, PROXMOX)
+        await eventually(lambda: gone(mgmt, TC, *PROXMOX))
+    assert other_finished and teardown_status(mgmt, PROXMOX) == finished
+    assert not gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "no later step ran"
+    said = [str(e.get("message")) for e in mgmt.live("events")[events:] if e.get("reason") in ("Leftover", "Teardown")]
+    assert not [m for m in said if any(m.startswith(step) for step in later) or "teardown finished" in m], said

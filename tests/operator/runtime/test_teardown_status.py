@@ -17,10 +17,10 @@ from operator_support import management, seed_documents
 from tenant_support import load_example
 from tenantctl.operator.config.settings import RetryPolicy
 from tenantctl.operator.kube.cache import WatchCache
-from tenantctl.operator.kube.client import Connection, KubeClient, Resource
+from tenantctl.operator.kube.client import APIError, Connection, KubeClient, Resource
 from tenantctl.operator.phases.conditions import StepOutcome, TeardownStep
 from tenantctl.operator.phases.teardown import TeardownReport
-from tenantctl.operator.runtime.teardown_status import report_teardown
+from tenantctl.operator.runtime.teardown_status import Reported, report_teardown, still_to_tear_down
 
 pytestmark = [pytest.mark.timeout(30)]
 
@@ -70,9 +70,9 @@ def test_a_report_is_finished_only_once_its_finalizer_step_is_there() -> None:
 async def test_each_step_is_written_with_the_phase_and_the_same_report_again_writes_nothing(mgmt: KubeEmulator) -> None:
     seed(mgmt, {"phase": "Ready", "observedGeneration": 1})
     async with client(mgmt) as api:
-        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY)
+        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY) is Reported.WRITTEN
         writes = len(mgmt.write_requests)
-        assert not await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY)
+        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY) is Reported.UNCHANGED
         assert len(mgmt.write_requests) == writes, "an unchanged report is not written again"
     assert status(mgmt) == {"phase": "Deleting", "observedGeneration": 1, "teardown": HALFWAY.as_status()}
 
@@ -82,14 +82,14 @@ async def test_a_tenant_without_a_status_yet_gets_one(mgmt: KubeEmulator) -> Non
     seed(mgmt)
     assert "status" not in (mgmt.get(TC, NAMESPACE, "demo") or {})
     async with client(mgmt) as api:
-        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY)
+        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY) is Reported.WRITTEN
     assert status(mgmt) == {"phase": "Deleting", "teardown": HALFWAY.as_status()}
 
 
 async def test_a_finished_report_is_never_replaced_by_another_teardowns_progress(mgmt: KubeEmulator) -> None:
     seed(mgmt, {"phase": "Deleting", "teardown": FINISHED.as_status()})
     async with client(mgmt) as api:
-        assert not await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY)
+        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY) is Reported.ENDED
     assert status(mgmt)["teardown"] == FINISHED.as_status()
     assert not [w for w in mgmt.write_requests if w[1] == "tenantclusters"]
 
@@ -99,8 +99,8 @@ async def test_a_report_finished_after_the_read_is_kept_the_write_being_conditio
     mgmt: KubeEmulator, cache: bool
 ) -> None:
     """The race itself: our copy is read while the other teardown is still running, and its final report
-    lands before our write. Our write is refused, the server (never the cache) is read again, and the
-    finished report stays."""
+    lands before our write. Our write is refused, the server is read again (every read asks the server,
+    whatever the cache holds), the finished report stays, and our teardown is told it ended."""
     seed(mgmt, {"phase": "Deleting", "teardown": HALFWAY.as_status()})
     finished_first = False
 
@@ -116,13 +116,33 @@ async def test_a_report_finished_after_the_read_is_kept_the_write_being_conditio
     mgmt.before_write = the_other_teardown_finishes
     async with client(mgmt, cache=cache) as api:
         if cache:
-            await api.get(CLUSTERS, "demo", NAMESPACE)  # the cache holds it, as the teardown's first read finds
+            await api.get(CLUSTERS, "demo", NAMESPACE)  # the cache holds it
         reads = mgmt.named_reads["tenantclusters", NAMESPACE, "demo"]
-        assert not await report_teardown(api, CLUSTERS, NAMESPACE, "demo", report(TeardownStep.TENANT_VOLUMES,
-                                                                                  TeardownStep.HELM_RELEASES))
-        assert mgmt.named_reads["tenantclusters", NAMESPACE, "demo"] == reads + 1 + (not cache), \
-            "the retry read the server"
+        later = report(TeardownStep.TENANT_VOLUMES, TeardownStep.HELM_RELEASES)
+        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", later) is Reported.ENDED
+        assert mgmt.named_reads["tenantclusters", NAMESPACE, "demo"] == reads + 2, "both reads asked the server"
     assert finished_first and status(mgmt)["teardown"] == FINISHED.as_status()
+
+
+@pytest.mark.parametrize(
+    ("teardown", "gone", "still"),
+    [(None, False, True), (HALFWAY, False, True), (FINISHED, False, False), (None, True, False)],
+    ids=["not-started", "halfway", "finished", "gone"],
+)
+async def test_only_a_tenant_there_and_not_finished_is_still_to_tear_down_as_the_server_says(
+    mgmt: KubeEmulator, teardown: TeardownReport | None, gone: bool, still: bool
+) -> None:
+    seed(mgmt, {"phase": "Deleting"} | ({"teardown": teardown.as_status()} if teardown else {}))
+    async with client(mgmt, cache=True) as api:
+        await api.get(CLUSTERS, "demo", NAMESPACE)  # the cache holds it, and is behind below
+        if gone:
+            mgmt.objects[TC, NAMESPACE, "demo"].delete()
+        reads = mgmt.named_reads["tenantclusters", NAMESPACE, "demo"]
+        current = await still_to_tear_down(api, CLUSTERS, NAMESPACE, "demo")
+        assert mgmt.named_reads["tenantclusters", NAMESPACE, "demo"] == reads + 1, "the server was asked"
+    assert (current is not None) is still
+    if still:
+        assert current is not None and current["metadata"]["name"] == "demo"
 
 
 async def test_a_write_refused_every_time_is_left_to_the_next_step_after_the_retry_budget(mgmt: KubeEmulator) -> None:
@@ -142,7 +162,7 @@ async def test_a_write_refused_every_time_is_left_to_the_next_step_after_the_ret
 
     mgmt.before_write = another_writer_first
     async with client(mgmt) as api:
-        assert not await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY)
+        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY) is Reported.REFUSED
     assert patches == len(RETRY.backoffs) + 1
     assert "teardown" not in status(mgmt)
 
@@ -151,6 +171,19 @@ async def test_a_refusal_that_is_not_a_change_is_raised_and_a_tenant_gone_is_not
     seed(mgmt, {"phase": "Deleting"})
     mgmt.faults.append(Fault("PATCH", "tenantclusters", status=403, message="forbidden"))
     async with client(mgmt) as api:
-        with pytest.raises(Exception, match="forbidden"):
+        with pytest.raises(APIError) as refused:
             await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY)
-        assert not await report_teardown(api, CLUSTERS, NAMESPACE, "gone", HALFWAY)
+        assert refused.value.status == 403
+        assert await report_teardown(api, CLUSTERS, NAMESPACE, "gone", HALFWAY) is Reported.ENDED
+
+
+async def test_a_tenant_gone_between_the_read_and_the_write_ends_the_teardown(mgmt: KubeEmulator) -> None:
+    seed(mgmt, {"phase": "Deleting"})
+
+    async def released_meanwhile(method: str, plural: str) -> None:
+        if method == "PATCH" and plural == "tenantclusters":
+            mgmt.objects[TC, NAMESPACE, "demo"].delete()
+
+    mgmt.before_write = released_meanwhile
+    async with client(mgmt) as api:
+        assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY) is Reported.ENDED

@@ -27,10 +27,15 @@ from tenantctl.render import Names, cluster_labels
 from tenantctl.render.meta import CAPI_CLUSTER_LABEL
 from tenantctl.spec import API_VERSION, ObjectMeta, TenantCluster
 
-__all__ = ["TeardownReport", "TeardownScope", "claims_of", "teardown"]
+__all__ = ["TeardownEnded", "TeardownReport", "TeardownScope", "claims_of", "teardown"]
 
 Obj = dict[str, Any]
 DISKS_MAY_REMAIN = "disks may remain on the hypervisor"
+
+
+class TeardownEnded(Exception):
+    """Raised by `progress` when the tenant is gone or another teardown finished it: this one stops where
+    it is, before its step's Event, since what it would say next (a leftover, say) is no longer true."""
 
 
 @dataclass
@@ -120,7 +125,8 @@ async def _wait_until(
 
 
 async def teardown(scope: TeardownScope) -> TeardownReport:
-    """Run every step in order; a management-API failure raises (and is retried), leftovers do not."""
+    """Run every step in order; a management-API failure raises (and is retried), leftovers do not, and
+    `TeardownEnded` from the progress report stops it. Each step's Event follows its report."""
     remembered = TeardownReport.from_status(scope.status)
     scope.report.volumes, scope.report.freed = remembered.volumes, remembered.freed
     steps: list[tuple[TeardownStep, Callable[[TeardownScope], Awaitable[tuple[StepOutcome, str]]]]] = [
@@ -132,11 +138,11 @@ async def teardown(scope: TeardownScope) -> TeardownReport:
     for step, run in steps:
         outcome, message = await run(scope)
         scope.report.record(step, outcome, message)
+        await scope.progress(scope.report)
         if outcome is StepOutcome.LEFTOVER:
             scope.recorder.warn(str(Reason.LEFTOVER), f"{step}: {message}")
         else:
             scope.recorder.info(str(Reason.TEARDOWN), f"{step}: {message}")
-        await scope.progress(scope.report)
     summary = "; ".join(scope.report.leftovers) if scope.report.leftovers else "no leftovers"
     scope.report.record(TeardownStep.FINALIZER, StepOutcome.DONE, f"finalizer removed; {summary}")
     await scope.progress(scope.report)

@@ -30,14 +30,14 @@ from tenantctl.operator.phases.events import object_logger
 from tenantctl.operator.phases.platform import PLATFORMS, PlatformReader, PlatformSettings
 from tenantctl.operator.phases.reconcile import PassResult, Scope, reconcile, status_patch
 from tenantctl.operator.phases.talos_api import KamajiSchema
-from tenantctl.operator.phases.teardown import TeardownReport, TeardownScope, teardown
+from tenantctl.operator.phases.teardown import TeardownEnded, TeardownReport, TeardownScope, teardown
 from tenantctl.operator.runtime.admission import review
 from tenantctl.operator.runtime.claims import Claims, cluster_of_cluster, cluster_of_pool, label, owner_label
 from tenantctl.operator.runtime.finalizers import finalizer_of, orphaned, release, take_over
 from tenantctl.operator.runtime.kopf_session import bounded_session
 from tenantctl.operator.runtime.logs import routine_at_debug
 from tenantctl.operator.runtime.metrics import Metrics, Outcome
-from tenantctl.operator.runtime.teardown_status import report_teardown
+from tenantctl.operator.runtime.teardown_status import Reported, report_teardown, still_to_tear_down
 from tenantctl.operator.runtime.triggers import Triggers
 from tenantctl.render.meta import (
     CLUSTER_LABEL,
@@ -610,31 +610,34 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     async def tear_down(raw: dict[str, Any], namespace: str, name: str) -> None:
         """Tear down in order, then drop other shard layouts' finalizers; kopf removes ours as the handler returns.
 
-        Not again on a tenant the server shows gone or torn down to its last step: two layouts running at
-        once both tear a deleted tenant down, and kopf runs the slower one's handler anew for each event
-        queued before the faster one released it. Each such run found the tenant's kubeconfig or API gone
-        and, for a proxmox tenant, warned that its disks may remain: falsely, the first run freed them.
+        Not on a tenant the server shows gone or torn down to its last step, and no further than the step
+        where it finds so: two layouts running at once both tear a deleted tenant down, and kopf runs the
+        slower one's handler anew for each event queued before the faster one released it. Each such run
+        found the tenant's kubeconfig or API gone and, for a proxmox tenant, warned that its disks may
+        remain: falsely, the first run freed them. The steps start from the server's copy, not kopf's
+        event, which may be one of those queued.
         """
         api = ctx.api
 
         async def progress(report: TeardownReport) -> None:
-            await report_teardown(api, TENANT_CLUSTERS, namespace, name, report)
+            if await report_teardown(api, TENANT_CLUSTERS, namespace, name, report) is Reported.ENDED:
+                raise TeardownEnded
 
         await ctx.tenant_clients.forget(f"{namespace}/{name}")
         ctx.verified.pop((namespace, name), None)
         ctx.triggers.forget("TenantCluster", namespace, name)
+        report: TeardownReport | None = None
         async with ctx.lock((namespace, name)):
-            current = await api.get(TENANT_CLUSTERS, name, namespace, cached=False)
-            if current is None or TeardownReport.finished_in(current.get("status") or {}):
-                object_logger(namespace, name).info("torn down already (gone, or its report finished): "
-                                                    "no step runs again")
-                report = None
-            else:
+            current = await still_to_tear_down(api, TENANT_CLUSTERS, namespace, name)
+            if current is not None:
                 scope = TeardownScope(
-                    api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=raw, progress=progress
+                    api=api, settings=ctx.settings, recorder=KopfRecorder(raw), body=current, progress=progress
                 )
-                report = await teardown(scope)
-        if report is not None:
+                with contextlib.suppress(TeardownEnded):
+                    report = await teardown(scope)
+        if report is None:
+            object_logger(namespace, name).debug("torn down by another teardown (gone, or its report finished)")
+        else:
             ctx.metrics.teardown_leftovers(report.steps)
         ctx.metrics.phase((namespace, name), None)
         ctx.metrics.upgrade_stage((namespace, name), None)
