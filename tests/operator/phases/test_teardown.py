@@ -456,12 +456,15 @@ async def test_a_tenant_whose_teardown_report_is_finished_runs_no_step_again(
 
 
 @pytest.mark.parametrize(
-    ("inside", "plural", "later"),
-    [(True, "persistentvolumeclaims", ["TenantVolumes:", "HelmReleases:"]), (False, "helmreleases", ["HelmReleases:"])],
+    ("inside", "method", "plural", "later"),
+    [
+        (True, "DELETE", "persistentvolumeclaims", ["TenantVolumes:", "HelmReleases:"]),
+        (False, "PATCH", "helmreleases", ["HelmReleases:"]),
+    ],
     ids=["freeing-the-disks", "at-a-step-boundary"],
 )
 async def test_a_teardown_another_one_finishes_meanwhile_stops_at_its_next_report(
-    mgmt: KubeEmulator, tenant: KubeEmulator, inside: bool, plural: str, later: list[str]
+    mgmt: KubeEmulator, tenant: KubeEmulator, inside: bool, method: str, plural: str, later: list[str]
 ) -> None:
     """Two shard layouts tear the tenant down at once, and the other finishes while this one is in a step
     (freeing the disks inside the tenant; deleting the HelmReleases, whose step ends with a report): this
@@ -472,21 +475,17 @@ async def test_a_teardown_another_one_finishes_meanwhile_stops_at_its_next_repor
     volumes(tenant)
     finished = {"steps": [{"step": "Finalizer", "outcome": "Done", "message": "finalizer removed; no leftovers"}],
                 "leftovers": [], "volumes": []}
-    other_finished = False
 
-    async def the_other_layout_finishes(method: str, written: str) -> None:
-        nonlocal other_finished
-        if method in ("PATCH", "DELETE") and written == plural and not other_finished:
-            other_finished = True
-            body = mgmt.get(TC, *PROXMOX)
-            assert body is not None
-            body["status"]["teardown"] = finished
-            mgmt.put(TC, body)
+    async def the_other_layout_finishes() -> None:
+        body = mgmt.get(TC, *PROXMOX)
+        assert body is not None
+        body["status"]["teardown"] = finished
+        mgmt.put(TC, body)
 
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt, PROXMOX))
         events = len(mgmt.live("events"))
-        (tenant if inside else mgmt).before_write = the_other_layout_finishes
+        other_finished = before_first_write(tenant if inside else mgmt, method, plural, the_other_layout_finishes)
         await delete_cluster(mgmt, PROXMOX)
         await eventually(lambda: gone(mgmt, TC, *PROXMOX))
     assert other_finished and teardown_status(mgmt, PROXMOX) == finished

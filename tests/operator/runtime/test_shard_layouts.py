@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from kube_emulator import Fault, KubeEmulator
-from operator_support import FAST, eventually, management, operator_thread, seed_documents
+from operator_support import FAST, before_first_write, eventually, management, operator_thread, seed_documents
 
 from tenant_support import load_example
 from tenantctl.operator.config.settings import RetryPolicy
@@ -383,18 +383,14 @@ async def test_a_refused_release_reads_the_server_again_not_the_cache(mgmt: Kube
     teardown handler and leave it to kopf's retry a minute later)."""
     seed(mgmt, ["tenantctl.io/teardown"])
     namespace, own = NAMESPACES[0], finalizer_of(Shard(0, 2))
-    changed = False
 
-    async def kopf_adds_its_own_first(method: str, plural: str) -> None:
-        nonlocal changed
-        if method == "PATCH" and plural == "tenantclusters" and not changed:
-            changed = True
-            body = mgmt.get(TC, namespace, "demo")
-            assert body is not None
-            body["metadata"]["finalizers"] = ["tenantctl.io/teardown", own]
-            mgmt.put(TC, body)
+    async def kopf_adds_its_own_first() -> None:
+        body = mgmt.get(TC, namespace, "demo")
+        assert body is not None
+        body["metadata"]["finalizers"] = ["tenantctl.io/teardown", own]
+        mgmt.put(TC, body)
 
-    mgmt.before_write = kopf_adds_its_own_first
+    before_first_write(mgmt, "PATCH", "tenantclusters", kopf_adds_its_own_first)
     retry = RetryPolicy(backoffs=(0.01, 0.02))
     async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/")), retry=retry, cache=WatchCache()) as api:
         await release(api, CLUSTERS, namespace, "demo", own)

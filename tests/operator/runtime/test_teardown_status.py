@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from kube_emulator import Fault, KubeEmulator
-from operator_support import management, seed_documents
+from operator_support import before_first_write, management, seed_documents
 
 from tenant_support import load_example
 from tenantctl.operator.config.settings import RetryPolicy
@@ -102,18 +102,14 @@ async def test_a_report_finished_after_the_read_is_kept_the_write_being_conditio
     lands before our write. Our write is refused, the server is read again (every read asks the server,
     whatever the cache holds), the finished report stays, and our teardown is told it ended."""
     seed(mgmt, {"phase": "Deleting", "teardown": HALFWAY.as_status()})
-    finished_first = False
 
-    async def the_other_teardown_finishes(method: str, plural: str) -> None:
-        nonlocal finished_first
-        if method == "PATCH" and plural == "tenantclusters" and not finished_first:
-            finished_first = True
-            body = mgmt.get(TC, NAMESPACE, "demo")
-            assert body is not None
-            body["status"]["teardown"] = FINISHED.as_status()
-            mgmt.put(TC, body)
+    async def the_other_teardown_finishes() -> None:
+        body = mgmt.get(TC, NAMESPACE, "demo")
+        assert body is not None
+        body["status"]["teardown"] = FINISHED.as_status()
+        mgmt.put(TC, body)
 
-    mgmt.before_write = the_other_teardown_finishes
+    finished_first = before_first_write(mgmt, "PATCH", "tenantclusters", the_other_teardown_finishes)
     async with client(mgmt, cache=cache) as api:
         if cache:
             await api.get(CLUSTERS, "demo", NAMESPACE)  # the cache holds it
@@ -180,10 +176,9 @@ async def test_a_refusal_that_is_not_a_change_is_raised_and_a_tenant_gone_is_not
 async def test_a_tenant_gone_between_the_read_and_the_write_ends_the_teardown(mgmt: KubeEmulator) -> None:
     seed(mgmt, {"phase": "Deleting"})
 
-    async def released_meanwhile(method: str, plural: str) -> None:
-        if method == "PATCH" and plural == "tenantclusters":
-            mgmt.objects[TC, NAMESPACE, "demo"].delete()
+    async def released_meanwhile() -> None:
+        mgmt.objects[TC, NAMESPACE, "demo"].delete()
 
-    mgmt.before_write = released_meanwhile
+    before_first_write(mgmt, "PATCH", "tenantclusters", released_meanwhile)
     async with client(mgmt) as api:
         assert await report_teardown(api, CLUSTERS, NAMESPACE, "demo", HALFWAY) is Reported.ENDED
