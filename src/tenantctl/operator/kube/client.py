@@ -43,6 +43,7 @@ from tenantctl.operator.kube import wire
 from tenantctl.operator.kube.builtin import BUILTIN
 
 __all__ = [
+    "CHANGED_SINCE_READ",
     "SERVICE_ACCOUNT_DIR",
     "APIError",
     "Connection",
@@ -63,6 +64,8 @@ _RETRIED_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
 _APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
 _MERGE_CONTENT_TYPE = "application/merge-patch+json"
 _JSON_PATCH_CONTENT_TYPE = "application/json-patch+json"
+CHANGED_SINCE_READ = 422
+"""What a JSON patch whose `test` failed answers: the object changed since the caller read it."""
 
 Obj = dict[str, Any]
 Objs = list[Obj]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
-from tenantctl.operator.kube.client import APIError, KubeClient, NotFoundError, Resource
+from tenantctl.operator.kube.client import CHANGED_SINCE_READ, APIError, KubeClient, NotFoundError, Resource
 
 __all__ = ["Claims", "cluster_of_pool", "label", "owner_label"]
 
@@ -36,7 +36,7 @@ _log = logging.getLogger(__name__)
 _WATCH_LIMIT = 300
 """Seconds a watch asks the server to keep its stream open (the server may end it sooner)."""
 # A failed `test` (JSON patch) or a conflict: the object changed since it was read.
-_CHANGED = frozenset({409, 422})
+_CHANGED = frozenset({409, CHANGED_SINCE_READ})
 
 ClusterOf = Callable[[Mapping[str, Any]], str]
 """The name of the TenantCluster an object belongs to (its own for a TenantCluster), "" for none."""

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tenantctl.operator.config.sharding import Shard
-from tenantctl.operator.kube.client import APIError, KubeClient, NotFoundError, Resource
+from tenantctl.operator.kube.client import CHANGED_SINCE_READ, APIError, KubeClient, NotFoundError, Resource
 
 __all__ = ["TEARDOWN", "finalizer_of", "foreign", "is_teardown_finalizer", "orphaned", "release", "take_over",
            "taken_over"]
@@ -36,8 +36,6 @@ __all__ = ["TEARDOWN", "finalizer_of", "foreign", "is_teardown_finalizer", "orph
 TEARDOWN = "tenantctl.io/teardown"
 # The unsharded name, the index-only names of the first sharded release, and the layout-qualified ones.
 _TEARDOWN_NAMES = re.compile(r"tenantctl\.io/teardown(?:-shard-[0-9]+(?:-of-[0-9]+)?)?")
-# A JSON patch `test` failing: the finalizers changed since they were read.
-_CHANGED = 422
 _log = logging.getLogger(__name__)
 
 
@@ -111,7 +109,7 @@ async def take_over(api: KubeClient, res: Resource, body: Mapping[str, Any], own
         except NotFoundError:
             return False
         except APIError as exc:
-            if exc.status != _CHANGED:
+            if exc.status != CHANGED_SINCE_READ:
                 raise
             if pause is None:
                 return False
@@ -140,7 +138,7 @@ async def release(api: KubeClient, res: Resource, namespace: str | None, name: s
         except NotFoundError:
             return
         except APIError as exc:
-            if exc.status != _CHANGED or pause is None:
+            if exc.status != CHANGED_SINCE_READ or pause is None:
                 raise
             await asyncio.sleep(pause)
         else:

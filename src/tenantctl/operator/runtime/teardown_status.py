@@ -18,14 +18,12 @@ import logging
 from enum import Enum
 from typing import Any
 
-from tenantctl.operator.kube.client import APIError, KubeClient, NotFoundError, Obj, Resource
+from tenantctl.operator.kube.client import CHANGED_SINCE_READ, APIError, KubeClient, NotFoundError, Obj, Resource
 from tenantctl.operator.phases.conditions import Phase
 from tenantctl.operator.phases.teardown import TeardownReport
 
 __all__ = ["Reported", "report_teardown", "still_to_tear_down"]
 
-# A JSON patch `test` failing: the object changed since it was read.
-_CHANGED = 422
 _log = logging.getLogger(__name__)
 
 
@@ -80,7 +78,7 @@ async def report_teardown(
         except NotFoundError:
             return Reported.ENDED
         except APIError as exc:
-            if exc.status != _CHANGED:
+            if exc.status != CHANGED_SINCE_READ:
                 raise
             if pause is None:
                 break
