@@ -22,6 +22,10 @@ interpreter included), CPU of the operator, kube-apiserver and etcd in that time
 create (by verb and resource with `--requests`), then for two resyncs of every tenant (the first after
 creation, then the steady one) the operator's CPU per tenant, its reads per tenant, and every write (target
 0; exit 1 otherwise). The readiness poll (a paged list every two seconds, as admin) is in the API server's CPU.
+
+`--floor` also measures the floor under the create figure (`operator_floor.py`): the server audits that run's
+bodies too (level Request, so its own CPU figures include writing them), then a fresh management cluster
+holding the same world is given kopf and our client sending exactly those requests with nothing computed.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +64,7 @@ WRITES = frozenset({"create", "update", "patch", "delete", "deletecollection"})
 
 if __name__ != "__mp_main__":  # the spawned operator re-imports this module: it loads the product alone
     import scale_emulators
+    from operator_floor import Replay, floor_worker, sent
     from operator_scale import load, scale_arguments
     from operator_support import b64, capmox_credentials, kamaji_labels, kubeconfig_for
 
@@ -70,10 +75,14 @@ if __name__ != "__mp_main__":  # the spawned operator re-imports this module: it
     from tenantctl.spec import parse_tenant_documents
 
     OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SA}"
-    AUDIT_POLICY = {
+
+
+def audit_policy(level: str) -> dict[str, Any]:
+    """The operator's requests alone, at `level` (Metadata; Request adds each request's body)."""
+    return {
         "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "omitStages": ["RequestReceived", "ResponseStarted"],
-        "rules": [{"level": "Metadata", "users": [OPERATOR_USER]}, {"level": "None"}],
-    }  # fmt: skip
+        "rules": [{"level": level, "users": [OPERATOR_USER]}, {"level": "None"}],
+    }
 
 
 # -- the servers' side ------------------------------------------------------------------------------------
@@ -126,10 +135,10 @@ def describe_write(event: dict[str, Any]) -> str:
 # -- the world around the tenants ------------------------------------------------------------------------
 
 
-def start_management(workdir: Path) -> ControlPlane:
+def start_management(workdir: Path, audit_level: str = "Metadata") -> ControlPlane:
     policy = workdir / "audit-policy.yaml"
     workdir.mkdir(parents=True, exist_ok=True)
-    policy.write_text(yaml.safe_dump(AUDIT_POLICY))
+    policy.write_text(yaml.safe_dump(audit_policy(audit_level)))
     audit = [f"--audit-policy-file={policy}", f"--audit-log-path={workdir / 'audit.log'}",
              "--audit-log-maxsize=0", "--audit-log-format=json"]
     # Each tenant has a Service (Kamaji's, type LoadBalancer): the tier's /24 holds 254; a later flag wins.
@@ -316,27 +325,47 @@ def per_tenant(events: list[dict[str, Any]], tenants: int) -> list[str]:
 
 
 async def run(tenants: int, timeout: float, crds: Path, log: str, show_requests: bool, workdir: Path,
-              profile: Path | None) -> int:
+              profile: Path | None, floor: bool) -> int:
     keys = [(f"tenant-{i}", f"t{i}") for i in range(tenants)]
-    plane = await asyncio.to_thread(start_management, workdir)
+    async with contextlib.AsyncExitStack() as stack:
+        emulated = [await scale_emulators.tenant_api(stack) for _ in range(tenants)]
+        urls = [url for _, url in emulated]
+        async with managed(workdir / "operator", crds, urls, "Request" if floor else "Metadata") as world:
+            plane, admin, kubeconfig, seeding = world
+            code, at_create, created = await measure(
+                plane, admin, AuditLog(plane.workdir.parent / "audit.log"), kubeconfig, keys,
+                [e for e, _ in emulated], timeout, log, show_requests, seeding, profile)
+        if floor and at_create:
+            replay = replay_of(keys, at_create, [e for e, _ in emulated], urls)
+            async with managed(workdir / "floor", crds, urls, "Metadata") as (plane, admin, kubeconfig, _):
+                code |= await measure_floor(plane, admin, AuditLog(plane.workdir.parent / "audit.log"),
+                                            kubeconfig, replay, workdir / "replay.json", timeout, log,
+                                            (created, sum(e["verb"] != "watch" for e in at_create)))
+        return code
+
+
+@contextlib.asynccontextmanager
+async def managed(workdir: Path, crds: Path, urls: list[str], audit_level: str) -> AsyncIterator[
+        tuple[ControlPlane, Api, dict[str, Any], float]]:
+    """A management cluster holding what `install --apply` and each tenant's world put there: the plane, an
+    admin client, the operator's kubeconfig and the seconds seeding took. Stopped on leaving."""
+    plane = await asyncio.to_thread(start_management, workdir, audit_level)
     try:
         admin = Api(plane.server, plane.admin)
         await asyncio.to_thread(install, admin, plane, crds)
-        async with contextlib.AsyncExitStack() as stack:
-            emulated = [await scale_emulators.tenant_api(stack) for _ in range(tenants)]
-            seeded = time.perf_counter()
-            await asyncio.to_thread(seed_all, plane, [url for _, url in emulated])
-            seeding = time.perf_counter() - seeded
-            kubeconfig = await asyncio.to_thread(plane.kubeconfig_for, OPERATOR_NAMESPACE, OPERATOR_SA)
-            return await measure(plane, admin, AuditLog(workdir / "audit.log"), kubeconfig, keys,
-                                 [e for e, _ in emulated], timeout, log, show_requests, seeding, profile)
+        seeded = time.perf_counter()
+        await asyncio.to_thread(seed_all, plane, urls)
+        seeding = time.perf_counter() - seeded
+        kubeconfig = await asyncio.to_thread(plane.kubeconfig_for, OPERATOR_NAMESPACE, OPERATOR_SA)
+        yield plane, admin, kubeconfig, seeding
     finally:
         plane.stop()
 
 
 async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: dict[str, Any], keys: list[Key],
                   emulated: list[Any], timeout: float, log: str, show_requests: bool, seeding: float,
-                  profile: Path | None) -> int:
+                  profile: Path | None) -> tuple[int, list[dict[str, Any]], float]:
+    """The run above; its exit code, the audit of its requests at create, and its CPU seconds then."""
     tenants = len(keys)
     apiserver, etcd = (Served(p.popen.pid) for p in sorted(plane.processes, key=lambda p: p.name != "kube-apiserver"))
     load_at_start = load()
@@ -348,7 +377,7 @@ async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: 
         while (ready := await asyncio.to_thread(ready_count, admin)) < tenants:
             if time.perf_counter() > started + timeout:
                 print(f"timed out: {ready}/{tenants} ready after {timeout:.0f}s")
-                return 1
+                return 1, [], 0.0
             await asyncio.sleep(2.0)
         converged = time.perf_counter() - started
         created = await ask(pipe, "converged")
@@ -395,7 +424,96 @@ async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: 
               f"writes {len(writes)} (target 0)")
         for event in writes[:20]:
             print(f"  idle write: {describe_write(event)}")
-    return 1 if failed else 0
+    return 1 if failed else 0, at_create, created["cpu"]
+
+
+# -- the floor -------------------------------------------------------------------------------------------
+
+
+def replay_of(keys: list[Key], at_create: list[dict[str, Any]], emulated: list[Any], urls: list[str]) -> dict[
+        str, Replay]:
+    """What each tenant's pass sent: the operator's requests at create by namespace (kopf's own, its
+    finalizers, left to the floor's kopf), and the objects it applied inside. The few outside any tenant's
+    namespace (shared chart sources, reads) are dealt out over the tenants in the order they were sent."""
+    namespaces = [namespace for namespace, _ in keys]
+    replay: dict[str, Replay] = {
+        namespace: {"management": [], "inside": _applied_inside(emulator), "url": url}
+        for namespace, emulator, url in zip(namespaces, emulated, urls, strict=True)
+    }
+    shared = 0
+    for event in at_create:
+        request = sent(event)
+        if request is None or _kopfs(event):
+            continue
+        plan = replay.get(request["namespace"] or "")
+        if plan is None:
+            plan, shared = replay[namespaces[shared % len(namespaces)]], shared + 1
+        plan["management"].append(request)
+    return replay
+
+
+def _kopfs(event: dict[str, Any]) -> bool:
+    """kopf's own request (its finalizers, its watches' lists), which the floor's kopf makes itself; not the
+    Events its poster creates for the operator, which the floor sends for it."""
+    ours = not str(event.get("userAgent", "")).startswith("kopf/")
+    return not ours and (event.get("objectRef") or {}).get("resource") != "events"
+
+
+def _applied_inside(emulator: Any) -> list[dict[str, Any]]:
+    """The objects the operator applied in a tenant's API, in the order it created them, as it sent them
+    (the emulator's own fields dropped). Nothing else writes there."""
+    applied = []
+    for stored in (o.raw for o in emulator.objects.values() if not o.deleted):
+        meta = {k: v for k, v in stored["metadata"].items() if k in ("name", "namespace", "labels", "annotations")}
+        applied.append({**{k: v for k, v in stored.items() if k not in ("metadata", "status")}, "metadata": meta})
+    return applied
+
+
+async def measure_floor(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: dict[str, Any],
+                        replay: dict[str, Replay], replay_path: Path, timeout: float, log: str,
+                        operator: tuple[float, int]) -> int:
+    """The floor's run; exit 1 when what it sent is not what the operator sent (other answers, or another
+    number of requests)."""
+    tenants, (operator_cpu, operator_requests) = len(replay), operator
+    replay_path.write_text(json.dumps(replay))
+    apiserver = next(Served(p.popen.pid) for p in plane.processes if p.name == "kube-apiserver")
+    mark, server_cpu = audit.mark(), apiserver.cpu()
+    spawn = multiprocessing.get_context("spawn")
+    parent, child = spawn.Pipe()
+    process = spawn.Process(target=floor_worker, args=(child, kubeconfig, str(replay_path), f"{log}.floor"),
+                            daemon=True)
+    process.start()
+    started = time.perf_counter()
+    try:
+        await ask(parent)
+        while (ready := await asyncio.to_thread(ready_count, admin)) < tenants:
+            if time.perf_counter() > started + timeout:
+                print(f"floor timed out: {ready}/{tenants} ready after {timeout:.0f}s")
+                return 1
+            await asyncio.sleep(2.0)
+        converged = time.perf_counter() - started
+        floor = await ask(parent, "converged")
+        server_cpu = apiserver.cpu() - server_cpu
+        requests = [e for e in audit.since(mark) if e["verb"] != "watch"]
+        peak = (await ask(parent, "stop"))["peak_mib"]
+    finally:
+        process.join(120)
+        if process.is_alive():
+            process.kill()
+    inside = sum(len(plan["inside"]) + 1 for plan in replay.values())
+    print(f"floor (kopf and our client sending the same requests, nothing computed; operator_floor.py): "
+          f"{1000 * floor['cpu'] / tenants:.1f} ms CPU per tenant at create, process start included "
+          f"(the replay's loading, {floor['loading']:.1f}s, left out); the operator above "
+          f"{1000 * operator_cpu / tenants:.1f} ms, so its passes' own work and its watch cache "
+          f"{1000 * (operator_cpu - floor['cpu']) / tenants:.1f} ms")
+    print(f"floor: converged in {converged:.1f}s; {len(requests) / tenants:.1f} requests per tenant to the "
+          f"management API, {inside / tenants:.1f} to the tenant's; kube-apiserver {1000 * server_cpu / tenants:.1f} "
+          f"ms per tenant; peak memory {peak:.0f} MiB (the replay held in it); answered otherwise than the "
+          f"operator: {floor['refused'] or 'none'}")
+    if floor["refused"] or abs(len(requests) - operator_requests) > 0.02 * operator_requests:
+        print("floor: NOT the operator's requests (the counts differ by more than 2 %, or answers differ)")
+        return 1
+    return 0
 
 
 def main() -> None:
@@ -403,12 +521,14 @@ def main() -> None:
                              crds_help="the upstream CRDs the management cluster serves")
     parser.add_argument("--profile", type=Path, help="write the operator's cProfile of each phase to this directory "
                         "(create.prof, idle-1.prof, idle-2.prof; the CPU figures then include the profiler)")
+    parser.add_argument("--floor", action="store_true", help="then measure the floor under the create figure "
+                        "(operator_floor.py): kopf and our client sending the same requests, nothing computed")
     args = parser.parse_args()
     if not args.crds.is_dir():
         raise SystemExit(f"--crds {args.crds}: no such directory (the upstream CRDs, ../shared/crds)")
     with tempfile.TemporaryDirectory(prefix="tenantctl-real-scale-") as workdir:
         sys.exit(asyncio.run(run(args.tenants, args.timeout, args.crds, args.log, args.requests, Path(workdir),
-                                     args.profile)))
+                                     args.profile, args.floor)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,199 @@
+"""The floor under the operator's create CPU: kopf and our HTTP client sending the very requests a run of
+the operator sent, with nothing read, parsed, validated, rendered or compared.
+
+`operator_real_scale.py --floor` records what the operator sent (the API server's audit at level Request
+gives each request's verb, object and body; each tenant's emulated API keeps what was applied inside), then
+starts a fresh management cluster holding the same world and spawns this in the operator's place: kopf
+configured as the operator configures it (its finalizer, annotation progress storage, no diff-base, the
+bounded pool of its session), a daemon per TenantCluster and a delete handler on TenantClusters and
+NodePools (what makes kopf add its finalizer to both, as it does for the operator). Each daemon sends its
+tenant's recorded requests once, in order, through `KubeClient`'s own verbs — the management API's, then
+the tenant's own API's after a probe — at most `concurrent_passes` tenants at once, as the operator's gate
+bounds its passes.
+
+What this costs per tenant is what any operator built on kopf and this client pays for those writes; the
+operator's figure over it is what its passes' own work and its watch cache add. It is a floor, not a
+model: it knows each tenant's API address without reading the kubeconfig Secret, and it watches nothing
+but what kopf watches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import json
+import logging
+import resource
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import kopf
+from operator_driver import log_to
+
+from tenantctl.collector import tune_collector
+from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.kube.client import APIError, Connection, KubeClient, Resource
+from tenantctl.operator.kube.tenants import tenant_client
+from tenantctl.operator.runtime.event_loop import run_in_loop
+from tenantctl.operator.runtime.finalizers import TEARDOWN
+from tenantctl.operator.runtime.handlers import GROUP, LIST_PAGE_SIZE, VERSION, NoDiffBase
+from tenantctl.operator.runtime.kopf_session import bounded_session
+
+__all__ = ["Replay", "Sent", "floor_worker", "sent"]
+
+Sent = dict[str, Any]
+"""One recorded request: `verb`, `api_version`, `plural`, `namespace`, `name`, `subresource`, `body`, `uri`,
+and the `code` the operator was answered."""
+
+Replay = dict[str, Any]
+"""Per tenant namespace: `management` (Sent, in order), `inside` (objects applied in its API), `url`."""
+
+
+def sent(event: dict[str, Any]) -> Sent | None:
+    """The request an audit event (level Request) records, as the client's verbs take it; None for a watch."""
+    ref = event.get("objectRef") or {}
+    if event["verb"] == "watch" or "resource" not in ref:
+        return None
+    version = ref.get("apiVersion", "v1")
+    group = ref.get("apiGroup")
+    return {
+        "verb": event["verb"],
+        "api_version": f"{group}/{version}" if group else version,
+        "plural": ref["resource"],
+        "namespace": ref.get("namespace"),
+        "name": ref.get("name"),
+        "subresource": ref.get("subresource"),
+        "body": event.get("requestObject"),
+        "uri": event["requestURI"],
+        "code": (event.get("responseStatus") or {}).get("code", 200),
+    }
+
+
+async def _send(api: KubeClient, request: Sent) -> None:
+    """Through the verb the operator's pass would have called: its encoding and content type."""
+    res = Resource(request["api_version"], "", request["plural"], request["namespace"] is not None)
+    body, name, namespace = request["body"], request["name"], request["namespace"]
+    status = request["subresource"] == "status"
+    verb = request["verb"]
+    if verb == "patch" and isinstance(body, list):
+        await api.json_patch(res, name, namespace, body, status=status)
+    elif verb == "patch" and "fieldManager=" in request["uri"] and "apiVersion" in body:
+        await api.apply(res, body)
+    elif verb == "patch":
+        await api.merge_patch(res, name, namespace, body, status=status)
+    elif verb == "create":
+        await api.create(res, body)
+    elif verb == "delete":
+        await api.delete(res, name, namespace)
+    else:
+        await api.call("GET", request["uri"])
+
+
+class _Floor:
+    """The replay's state in the child: what each tenant sends, and what has been sent."""
+
+    def __init__(self, replay: dict[str, Replay], connection: Connection, settings: OperatorSettings) -> None:
+        self.replay, self.connection, self.settings = replay, connection, settings
+        self.passes: Counter[str] = Counter()
+        self.refused: Counter[str] = Counter()
+        """Answers the operator was not given: the replay is not what it sent when this is not empty."""
+        self.gate = asyncio.Semaphore(settings.concurrent_passes)
+        self.api: KubeClient | None = None
+        self.inside: list[KubeClient] = []
+
+    async def tenant(self, namespace: str) -> None:
+        assert self.api is not None
+        plan = self.replay.get(namespace)
+        if plan is None:
+            return
+        async with self.gate:
+            for request in plan["management"]:
+                try:
+                    await _send(self.api, request)
+                except APIError as exc:
+                    if exc.status != request["code"]:
+                        self.refused[f"{request['verb']} {request['plural']} {exc.status}"] += 1
+            inside = await tenant_client(Connection.from_server(plan["url"]), self.settings).__aenter__()
+            self.inside.append(inside)
+            await inside.probe(self.settings.tenant_probe_timeout)
+            for obj in plan["inside"]:
+                res = await inside.require(obj["apiVersion"], obj["kind"])
+                await inside.apply(res, obj)
+        self.passes[namespace] += 1
+
+
+def _registry(floor: _Floor) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+    kinds: dict[str, Any] = dict(group=GROUP, version=VERSION, registry=registry)
+
+    @kopf.on.startup(registry=registry)
+    async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
+        tune_collector()
+        settings.persistence.finalizer = TEARDOWN
+        settings.posting.level = logging.INFO
+        settings.posting.loggers = False
+        settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
+        settings.persistence.diffbase_storage = NoDiffBase()
+        settings.watching.chunk_size = LIST_PAGE_SIZE
+        floor.api = await KubeClient(floor.connection, field_manager=floor.settings.field_manager,
+                                     retry=floor.settings.retry).__aenter__()
+
+    @kopf.on.cleanup(registry=registry)
+    async def close(**_: Any) -> None:
+        for client in [*floor.inside, *([floor.api] if floor.api else [])]:
+            await client.close()
+
+    @kopf.on.login(registry=registry)
+    async def login(**_: Any) -> kopf.AiohttpSession:
+        info = await floor.connection.login()
+        return bounded_session(kopf.ConnectionInfo(**info, scheme="Bearer" if info["token"] else None))
+
+    @kopf.daemon(plural="tenantclusters", **kinds)
+    async def replay(stopped: kopf.DaemonStopped, namespace: str, **_: Any) -> None:
+        await floor.tenant(namespace)
+        await stopped.wait()
+
+    @kopf.on.delete(plural="tenantclusters", **kinds)
+    async def cluster_deleted(**_: Any) -> None:
+        """Never called here; held so that kopf adds its finalizer, as it does for the operator."""
+
+    @kopf.on.delete(plural="nodepools", **kinds)
+    async def pool_deleted(**_: Any) -> None:
+        """As `cluster_deleted`, for NodePools."""
+
+    return registry
+
+
+def floor_worker(pipe: Any, kubeconfig: dict[str, Any], replay_path: str, log: str) -> None:
+    """The floor as the parent drives it: `up` once kopf runs, then `converged` and `stop`."""
+    log_to(log)
+    run_in_loop(_floor(pipe, kubeconfig, Path(replay_path)))
+
+
+async def _floor(pipe: Any, kubeconfig: dict[str, Any], replay_path: Path) -> None:
+    loading = time.process_time()
+    replay: dict[str, Replay] = json.loads(replay_path.read_bytes())
+    gc.freeze()  # the replay is the harness's: no collection walks it, as none walks it in the operator
+    loading = time.process_time() - loading
+    loop = asyncio.get_running_loop()
+    floor = _Floor(replay, Connection.from_kubeconfig(kubeconfig), OperatorSettings())
+    stop, ready = asyncio.Event(), asyncio.Event()
+    task = asyncio.create_task(kopf.operator(registry=_registry(floor), clusterwide=True, standalone=True,
+                                             stop_flag=stop, ready_flag=ready))
+    try:
+        await asyncio.wait_for(ready.wait(), 30)
+        pipe.send("up")
+        assert await loop.run_in_executor(None, pipe.recv) == "converged"
+        while sum(floor.passes.values()) < len(replay):
+            await asyncio.sleep(0.01)
+        pipe.send({"cpu": time.process_time() - loading, "loading": loading, "refused": dict(floor.refused),
+                   "passes": sum(floor.passes.values())})
+        assert await loop.run_in_executor(None, pipe.recv) == "stop"
+    finally:
+        stop.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(task, 120)
+    pipe.send({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
