@@ -1,20 +1,23 @@
 """The floor under the operator's create CPU: kopf and our HTTP client sending the very requests a run of
-the operator sent, with nothing read, parsed, validated, rendered or compared.
+the operator's passes sent, with nothing rendered, validated, compared or cached.
 
 `operator_real_scale.py --floor` records what the operator sent (the API server's audit at level Request
 gives each request's verb, object and body; each tenant's emulated API keeps what was applied inside), then
-starts a fresh management cluster holding the same world and spawns this in the operator's place: kopf
-configured as the operator configures it (its finalizer, annotation progress storage, no diff-base, the
-bounded pool of its session), a daemon per TenantCluster and a delete handler on TenantClusters and
-NodePools (what makes kopf add its finalizer to both, as it does for the operator). Each daemon sends its
-tenant's recorded requests once, in order, through `KubeClient`'s own verbs — the management API's, then
-the tenant's own API's after a probe — at most `concurrent_passes` tenants at once, as the operator's gate
-bounds its passes.
+starts a fresh management cluster holding the same world and spawns this in the operator's place:
+- kopf with the operator's settings (its finalizer, annotation progress storage, no diff-base, the bounded
+  pool of its session, its handler-outcome lines at DEBUG) and the operator's set of handlers with empty
+  bodies: a daemon per TenantCluster, delete handlers on TenantClusters and NodePools (what makes kopf add
+  its finalizer to both), event handlers on TenantClusters, NodePools and Platforms, each with a filter,
+  so kopf dispatches each watch event as it does for the operator;
+- each daemon sends its tenant's recorded requests once, in order, through `KubeClient`'s own verbs — the
+  management API's, then the tenant's own API's after a probe — at most `concurrent_passes` tenants at
+  once, as the operator's gate bounds its passes.
+The watch cache's lists are not replayed (the cache is the operator's side of the subtraction), and the
+product is imported whole, as the operator imports it, so both figures carry the same process start.
 
-What this costs per tenant is what any operator built on kopf and this client pays for those writes; the
+What this costs per tenant is what an operator built on kopf and this client pays for those requests; the
 operator's figure over it is what its passes' own work and its watch cache add. It is a floor, not a
-model: it knows each tenant's API address without reading the kubeconfig Secret, and it watches nothing
-but what kopf watches.
+model: it knows each tenant's API address without reading the kubeconfig Secret.
 """
 
 from __future__ import annotations
@@ -39,10 +42,18 @@ from tenantctl.operator.kube.client import APIError, Connection, KubeClient, Res
 from tenantctl.operator.kube.tenants import tenant_client
 from tenantctl.operator.runtime.event_loop import run_in_loop
 from tenantctl.operator.runtime.finalizers import TEARDOWN
-from tenantctl.operator.runtime.handlers import GROUP, LIST_PAGE_SIZE, VERSION, NoDiffBase
+from tenantctl.operator.runtime.handlers import (
+    GROUP,
+    KOPF_OBJECT_LOGGER,
+    LIST_PAGE_SIZE,
+    VERSION,
+    WATCH_EVENT_HANDLERS,
+    NoDiffBase,
+)
 from tenantctl.operator.runtime.kopf_session import bounded_session
+from tenantctl.operator.runtime.logs import routine_at_debug
 
-__all__ = ["Replay", "Sent", "floor_worker", "sent"]
+__all__ = ["REPLAYED", "Replay", "Sent", "floor_worker", "sent"]
 
 Sent = dict[str, Any]
 """One recorded request: `verb`, `api_version`, `plural`, `namespace`, `name`, `subresource`, `body`, `uri`,
@@ -52,17 +63,22 @@ Replay = dict[str, Any]
 """Per tenant namespace: `management` (Sent, in order), `inside` (objects applied in its API), `url`."""
 
 
+REPLAYED = frozenset({"get", "create", "patch", "delete"})
+"""The verbs the floor sends again; a watch or a list is the watch cache's (or kopf's), not a pass's."""
+
+
 def sent(event: dict[str, Any]) -> Sent | None:
-    """The request an audit event (level Request) records, as the client's verbs take it; None for a watch."""
+    """The request an audit event (level Request) records, as the client's verbs take it; None for one the
+    floor does not send (a watch, a list). A discovery read has no resource: it is sent by its URI."""
     ref = event.get("objectRef") or {}
-    if event["verb"] == "watch" or "resource" not in ref:
+    if event["verb"] not in REPLAYED:
         return None
     version = ref.get("apiVersion", "v1")
     group = ref.get("apiGroup")
     return {
         "verb": event["verb"],
         "api_version": f"{group}/{version}" if group else version,
-        "plural": ref["resource"],
+        "plural": ref.get("resource", ""),
         "namespace": ref.get("namespace"),
         "name": ref.get("name"),
         "subresource": ref.get("subresource"),
@@ -73,12 +89,17 @@ def sent(event: dict[str, Any]) -> Sent | None:
 
 
 async def _send(api: KubeClient, request: Sent) -> None:
-    """Through the verb the operator's pass would have called: its encoding and content type."""
+    """Through the verb the operator's pass calls: its encoding and content type. (The Events kopf's poster
+    sends for the operator go through `create` here, one a tenant.)"""
     res = Resource(request["api_version"], "", request["plural"], request["namespace"] is not None)
     body, name, namespace = request["body"], request["name"], request["namespace"]
+    if request["subresource"] not in (None, "status"):
+        raise ValueError(f"no verb of the client sends {request['verb']} {request['uri']}")
     status = request["subresource"] == "status"
     verb = request["verb"]
-    if verb == "patch" and isinstance(body, list):
+    if verb == "get":
+        await api.call("GET", request["uri"])
+    elif verb == "patch" and isinstance(body, list):
         await api.json_patch(res, name, namespace, body, status=status)
     elif verb == "patch" and "fieldManager=" in request["uri"] and "apiVersion" in body:
         await api.apply(res, body)
@@ -89,7 +110,7 @@ async def _send(api: KubeClient, request: Sent) -> None:
     elif verb == "delete":
         await api.delete(res, name, namespace)
     else:
-        await api.call("GET", request["uri"])
+        raise ValueError(f"no verb of the client sends {verb} {request['uri']}")
 
 
 class _Floor:
@@ -99,7 +120,8 @@ class _Floor:
         self.replay, self.connection, self.settings = replay, connection, settings
         self.passes: Counter[str] = Counter()
         self.refused: Counter[str] = Counter()
-        """Answers the operator was not given: the replay is not what it sent when this is not empty."""
+        """Answers the operator was not given (a refusal it was not given, or a success where it was refused):
+        the replay is not what it sent when this is not empty."""
         self.gate = asyncio.Semaphore(settings.concurrent_passes)
         self.api: KubeClient | None = None
         self.inside: list[KubeClient] = []
@@ -110,19 +132,30 @@ class _Floor:
         if plan is None:
             return
         async with self.gate:
-            for request in plan["management"]:
-                try:
-                    await _send(self.api, request)
-                except APIError as exc:
-                    if exc.status != request["code"]:
-                        self.refused[f"{request['verb']} {request['plural']} {exc.status}"] += 1
-            inside = await tenant_client(Connection.from_server(plan["url"]), self.settings).__aenter__()
-            self.inside.append(inside)
-            await inside.probe(self.settings.tenant_probe_timeout)
-            for obj in plan["inside"]:
-                res = await inside.require(obj["apiVersion"], obj["kind"])
-                await inside.apply(res, obj)
-        self.passes[namespace] += 1
+            try:
+                for request in plan["management"]:
+                    await self._answered(request)
+                inside = await tenant_client(Connection.from_server(plan["url"]), self.settings).__aenter__()
+                self.inside.append(inside)
+                await inside.probe(self.settings.tenant_probe_timeout)
+                for obj in plan["inside"]:
+                    await inside.apply(await inside.require(obj["apiVersion"], obj["kind"]), obj)
+            except Exception as exc:  # counted, never retried: kopf re-running the daemon would send it all again
+                self.refused[f"{namespace}: {type(exc).__name__} {exc}"] += 1
+            finally:
+                self.passes[namespace] += 1
+
+    async def _answered(self, request: Sent) -> None:
+        assert self.api is not None
+        what = f"{request['verb']} {request['plural'] or request['uri']}"
+        try:
+            await _send(self.api, request)
+        except APIError as exc:
+            if exc.status != request["code"]:
+                self.refused[f"{what} {exc.status}, the operator {request['code']}"] += 1
+            return
+        if request["code"] >= 400:
+            self.refused[f"{what} succeeded, the operator {request['code']}"] += 1
 
 
 def _registry(floor: _Floor) -> kopf.OperatorRegistry:
@@ -133,6 +166,7 @@ def _registry(floor: _Floor) -> kopf.OperatorRegistry:
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         tune_collector()
         settings.persistence.finalizer = TEARDOWN
+        routine_at_debug(KOPF_OBJECT_LOGGER, WATCH_EVENT_HANDLERS)
         settings.posting.level = logging.INFO
         settings.posting.loggers = False
         settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
@@ -151,18 +185,37 @@ def _registry(floor: _Floor) -> kopf.OperatorRegistry:
         info = await floor.connection.login()
         return bounded_session(kopf.ConnectionInfo(**info, scheme="Bearer" if info["token"] else None))
 
-    @kopf.daemon(plural="tenantclusters", **kinds)
-    async def replay(stopped: kopf.DaemonStopped, namespace: str, **_: Any) -> None:
+    def held(**_: Any) -> bool:
+        """Where the operator filters by shard (its single shard holds everything)."""
+        return True
+
+    clusters: dict[str, Any] = dict(plural="tenantclusters", when=held, **kinds)
+    pools: dict[str, Any] = dict(plural="nodepools", when=held, **kinds)
+
+    @kopf.daemon(**clusters)
+    async def reconciler(stopped: kopf.DaemonStopped, namespace: str, **_: Any) -> None:
         await floor.tenant(namespace)
         await stopped.wait()
 
-    @kopf.on.delete(plural="tenantclusters", **kinds)
-    async def cluster_deleted(**_: Any) -> None:
+    @kopf.on.event(GROUP, VERSION, "platforms", id="platform_changed", registry=registry)
+    async def platform_changed(**_: Any) -> None:
+        """The operator's wakes every tenant on an edit of its Platform; none is edited in the run."""
+
+    @kopf.on.event(**clusters, id="cluster_changed")
+    async def cluster_changed(**_: Any) -> None:
+        """The operator's wakes a pass on a change that needs one; the floor's passes run once."""
+
+    @kopf.on.event(**pools, id="pool_changed")
+    async def pool_changed(**_: Any) -> None:
+        """As `cluster_changed`, for NodePools."""
+
+    @kopf.on.delete(**pools)
+    async def pool_deleted(**_: Any) -> None:
         """Never called here; held so that kopf adds its finalizer, as it does for the operator."""
 
-    @kopf.on.delete(plural="nodepools", **kinds)
-    async def pool_deleted(**_: Any) -> None:
-        """As `cluster_deleted`, for NodePools."""
+    @kopf.on.delete(**clusters)
+    async def cluster_deleted(**_: Any) -> None:
+        """As `pool_deleted`, for TenantClusters."""
 
     return registry
 
@@ -186,12 +239,14 @@ async def _floor(pipe: Any, kubeconfig: dict[str, Any], replay_path: Path) -> No
     try:
         await asyncio.wait_for(ready.wait(), 30)
         pipe.send("up")
-        assert await loop.run_in_executor(None, pipe.recv) == "converged"
-        while sum(floor.passes.values()) < len(replay):
-            await asyncio.sleep(0.01)
+        if await loop.run_in_executor(None, pipe.recv) != "converged":
+            return
+        async with asyncio.timeout(300):  # every tenant is Ready: what is left of a pass is inside its API
+            while sum(floor.passes.values()) < len(replay):
+                await asyncio.sleep(0.01)
         pipe.send({"cpu": time.process_time() - loading, "loading": loading, "refused": dict(floor.refused),
                    "passes": sum(floor.passes.values())})
-        assert await loop.run_in_executor(None, pipe.recv) == "stop"
+        await loop.run_in_executor(None, pipe.recv)  # "stop"
     finally:
         stop.set()
         with contextlib.suppress(TimeoutError):
