@@ -272,16 +272,13 @@ async def _operator(pipe: Any, kubeconfig: dict[str, Any], keys: list[Key], prof
         profiles.phase("create")
         pipe.send({"cpu": time.process_time(), "passes": sum(ctx.passes.values())})
         assert await loop.run_in_executor(None, pipe.recv) == "idle"
-        first = time.process_time()
-        await resync_every(ctx, keys)
-        first = time.process_time() - first
-        profiles.phase("idle-1")
-        pipe.send(first)
-        assert await loop.run_in_executor(None, pipe.recv) == "idle"
-        steady = time.process_time()
-        await resync_every(ctx, keys)
-        pipe.send(time.process_time() - steady)
-        profiles.phase("idle-2")
+        for phase in ("idle-1", "idle-2"):
+            cpu, passes = time.process_time(), sum(ctx.passes.values())
+            await resync_every(ctx, keys)
+            pipe.send({"cpu": time.process_time() - cpu, "passes": sum(ctx.passes.values()) - passes})
+            profiles.phase(phase)
+            if phase == "idle-1":
+                assert await loop.run_in_executor(None, pipe.recv) == "idle"
         assert await loop.run_in_executor(None, pipe.recv) == "stop"
     pipe.send({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
@@ -400,12 +397,12 @@ async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: 
         at_create, load_at_converge = audit.since(mark), load()
         inside_at_create = sum(e.received for e in emulated) - inside_before
         await wait_quiet(audit)
-        idle: list[tuple[float, list[dict[str, Any]]]] = []
+        idle: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
         for _ in range(2):
             mark = audit.mark()
-            cpu = await ask(pipe, "idle")
+            resync = await ask(pipe, "idle")
             await asyncio.sleep(1.0)  # the audit backend writes each event as its response completes
-            idle.append((cpu, audit.since(mark)))
+            idle.append((resync, audit.since(mark)))
         peak = (await ask(pipe, "stop"))["peak_mib"]
     requests_at_create = [e for e in at_create if e["verb"] != "watch"]
     print(f"tenants: {tenants} on the real kube-apiserver {plane.bin_dir.name} (operator as {OPERATOR_USER}; "
@@ -429,14 +426,14 @@ async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: 
     print(f"why each tenant's API is emulated: one real tenant kube-apiserver takes {start_s:.1f}s to answer and "
           f"holds {rest_mib:.0f} MiB at rest, so {tenants} of them would need {tenants * rest_mib / 1024:.0f} GiB")
     failed = not ok_create
-    for label, (cpu, events) in zip(("the first after creation", "the next, verified"), idle, strict=True):
-        ms = 1000 * cpu / tenants
+    for label, (resync, events) in zip(("the first after creation", "the next, verified"), idle, strict=True):
+        ms = 1000 * resync["cpu"] / tenants
         reads = [e for e in events if e["verb"] in ("get", "list")]
         writes = [e for e in events if e["verb"] in WRITES]
         failed |= ms > TARGET_IDLE_MS or bool(writes)
         print(f"idle resync ({label}): operator CPU per tenant {ms:.2f} ms (target ≤ {TARGET_IDLE_MS:g}) "
               f"{'ok' if ms <= TARGET_IDLE_MS else 'MISSED'}; reads per tenant {len(reads) / tenants:.2f}; "
-              f"writes {len(writes)} (target 0)")
+              f"writes {len(writes)} (target 0); {resync['passes'] / tenants:.2f} passes per tenant")
         for event in writes[:20]:
             print(f"  idle write: {describe_write(event)}")
     return 1 if failed else 0, at_create, created["cpu"]
