@@ -15,6 +15,10 @@ starts a fresh management cluster holding the same world and spawns this in the 
 The watch cache's lists are not replayed (the cache is the operator's side of the subtraction), and the
 product is imported whole, as the operator imports it, so both figures carry the same process start.
 
+The `bare` engine splits the floor: no kopf at all, a task per tenant sending kopf's recorded finalizer
+patches itself before the rest of the tenant's requests, so what the `kopf` engine costs over it is
+kopf's: its watches, its processing of each event, its daemons.
+
 What this costs per tenant is what an operator built on kopf and this client pays for those requests; the
 operator's figure over it is what its passes' own work and its watch cache add. It is a floor, not a
 model: it knows each tenant's API address without reading the kubeconfig Secret.
@@ -53,14 +57,15 @@ from tenantctl.operator.runtime.handlers import (
 from tenantctl.operator.runtime.kopf_session import bounded_session
 from tenantctl.operator.runtime.logs import routine_at_debug
 
-__all__ = ["REPLAYED", "Replay", "Sent", "floor_worker", "sent"]
+__all__ = ["ENGINES", "REPLAYED", "Replay", "Sent", "floor_worker", "sent"]
 
 Sent = dict[str, Any]
 """One recorded request: `verb`, `api_version`, `plural`, `namespace`, `name`, `subresource`, `body`, `uri`,
 and the `code` the operator was answered."""
 
 Replay = dict[str, Any]
-"""Per tenant namespace: `management` (Sent, in order), `inside` (objects applied in its API), `url`."""
+"""Per tenant namespace: `management` (Sent, in order), `inside` (objects applied in its API), `url`, and
+`kopf` (kopf's finalizer patches, Sent, which only the `bare` engine sends)."""
 
 
 REPLAYED = frozenset({"get", "create", "patch", "delete"})
@@ -113,6 +118,16 @@ async def _send(api: KubeClient, request: Sent) -> None:
         raise ValueError(f"no verb of the client sends {verb} {request['uri']}")
 
 
+def _unconditional(request: Sent) -> Sent:
+    """kopf's finalizer patch without its test of the resourceVersion kopf had seen: on a fresh cluster that
+    version is another, and kopf (which knows the current one from its watch) is not there to say it."""
+    ops = request["body"]
+    if not isinstance(ops, list):
+        return request
+    kept = [op for op in ops if not (op.get("op") == "test" and op.get("path") == "/metadata/resourceVersion")]
+    return {**request, "body": kept}
+
+
 class _Floor:
     """The replay's state in the child: what each tenant sends, and what has been sent."""
 
@@ -126,14 +141,16 @@ class _Floor:
         self.api: KubeClient | None = None
         self.inside: list[KubeClient] = []
 
-    async def tenant(self, namespace: str) -> None:
+    async def tenant(self, namespace: str, *, as_kopf: bool = False) -> None:
+        """The tenant's requests; `as_kopf`: kopf's finalizer patches first, as kopf sends them before the
+        daemon starts (the `bare` engine)."""
         assert self.api is not None
         plan = self.replay.get(namespace)
         if plan is None:
             return
         async with self.gate:
             try:
-                for request in plan["management"]:
+                for request in [*(map(_unconditional, plan["kopf"]) if as_kopf else ()), *plan["management"]]:
                     await self._answered(request)
                 inside = await tenant_client(Connection.from_server(plan["url"]), self.settings).__aenter__()
                 self.inside.append(inside)
@@ -220,13 +237,16 @@ def _registry(floor: _Floor) -> kopf.OperatorRegistry:
     return registry
 
 
-def floor_worker(pipe: Any, kubeconfig: dict[str, Any], replay_path: str, log: str) -> None:
-    """The floor as the parent drives it: `up` once kopf runs, then `converged` and `stop`."""
+ENGINES = ("kopf", "bare")
+
+
+def floor_worker(pipe: Any, kubeconfig: dict[str, Any], replay_path: str, log: str, engine: str) -> None:
+    """The floor as the parent drives it: `up` once it runs, then `converged` and `stop`."""
     log_to(log)
-    run_in_loop(_floor(pipe, kubeconfig, Path(replay_path)))
+    run_in_loop(_floor(pipe, kubeconfig, Path(replay_path), engine))
 
 
-async def _floor(pipe: Any, kubeconfig: dict[str, Any], replay_path: Path) -> None:
+async def _floor(pipe: Any, kubeconfig: dict[str, Any], replay_path: Path, engine: str) -> None:
     loading = time.process_time()
     replay: dict[str, Replay] = json.loads(replay_path.read_bytes())
     gc.freeze()  # the replay is the harness's: no collection walks it, as none walks it in the operator
@@ -234,8 +254,11 @@ async def _floor(pipe: Any, kubeconfig: dict[str, Any], replay_path: Path) -> No
     loop = asyncio.get_running_loop()
     floor = _Floor(replay, Connection.from_kubeconfig(kubeconfig), OperatorSettings())
     stop, ready = asyncio.Event(), asyncio.Event()
-    task = asyncio.create_task(kopf.operator(registry=_registry(floor), clusterwide=True, standalone=True,
-                                             stop_flag=stop, ready_flag=ready))
+    if engine == "kopf":
+        task = asyncio.create_task(kopf.operator(registry=_registry(floor), clusterwide=True, standalone=True,
+                                                 stop_flag=stop, ready_flag=ready))
+    else:
+        task = asyncio.create_task(_bare(floor, stop, ready))
     try:
         await asyncio.wait_for(ready.wait(), 30)
         pipe.send("up")
@@ -252,3 +275,17 @@ async def _floor(pipe: Any, kubeconfig: dict[str, Any], replay_path: Path) -> No
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(task, 120)
     pipe.send({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+async def _bare(floor: _Floor, stop: asyncio.Event, ready: asyncio.Event) -> None:
+    """Every tenant's requests, kopf's finalizer patches included, from a task each: no engine at all."""
+    tune_collector()
+    async with KubeClient(floor.connection, field_manager=floor.settings.field_manager,
+                          retry=floor.settings.retry) as api:
+        floor.api = api
+        tasks = [asyncio.create_task(floor.tenant(namespace, as_kopf=True)) for namespace in floor.replay]
+        ready.set()
+        await asyncio.gather(*tasks)
+        await stop.wait()
+        for client in floor.inside:
+            await client.close()
