@@ -99,8 +99,8 @@ mutation: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/mutation_scores.py report
 
 # Issue 41's figures: render and cold starts, backup, then 1000 tenants on the real kube-apiserver and the
-# floor under its create figure (about six minutes on 2 cores, seeding the world through the API twice a
-# third of it), then 10,000 tenants over 8 shards on the emulators (about ten minutes more, 5 GiB for the
+# floor under its create figure, on kopf and without it (about nine minutes on 2 cores, seeding the world
+# through the API three times a third of it), then 10,000 tenants over 8 shards on the emulators (about ten minutes more, 5 GiB for the
 # emulators' process). Each script exits 1 on a missed
 # target; `make -k bench` runs the rest after one.
 bench: envtest $(VENV)/.installed-dev
