@@ -35,7 +35,6 @@ import asyncio
 import contextlib
 import gc
 import json
-import logging
 import resource
 import time
 from collections import Counter
@@ -47,20 +46,12 @@ from operator_driver import log_to
 
 from tenantctl.collector import tune_collector
 from tenantctl.operator.config.settings import OperatorSettings
+from tenantctl.operator.config.sharding import Shard
 from tenantctl.operator.kube.client import APIError, Connection, KubeClient, Resource
 from tenantctl.operator.kube.tenants import tenant_client
 from tenantctl.operator.runtime.event_loop import run_in_loop
-from tenantctl.operator.runtime.finalizers import TEARDOWN
-from tenantctl.operator.runtime.handlers import (
-    GROUP,
-    KOPF_OBJECT_LOGGER,
-    LIST_PAGE_SIZE,
-    VERSION,
-    WATCH_EVENT_HANDLERS,
-    NoDiffBase,
-)
+from tenantctl.operator.runtime.handlers import GROUP, VERSION, configure_kopf
 from tenantctl.operator.runtime.kopf_session import bounded_session
-from tenantctl.operator.runtime.logs import routine_at_debug
 
 __all__ = ["ENGINES", "REPLAYED", "Replay", "Sent", "floor_worker", "sent"]
 
@@ -186,14 +177,7 @@ def _registry(floor: _Floor) -> kopf.OperatorRegistry:
 
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-        tune_collector()
-        settings.persistence.finalizer = TEARDOWN
-        routine_at_debug(KOPF_OBJECT_LOGGER, WATCH_EVENT_HANDLERS)
-        settings.posting.level = logging.INFO
-        settings.posting.loggers = False
-        settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
-        settings.persistence.diffbase_storage = NoDiffBase()
-        settings.watching.chunk_size = LIST_PAGE_SIZE
+        configure_kopf(settings, Shard())
         floor.api = await KubeClient(floor.connection, field_manager=floor.settings.field_manager,
                                      retry=floor.settings.retry).__aenter__()
 
@@ -253,10 +237,9 @@ def floor_worker(pipe: Any, kubeconfig: dict[str, Any], replay_path: str, log: s
 
 async def _floor(pipe: Any, kubeconfig: dict[str, Any], replay_path: Path, engine: str) -> None:
     started = time.process_time()  # the interpreter and the imports: the process start all three runs pay
-    loading = time.process_time()
     replay: dict[str, Replay] = json.loads(replay_path.read_bytes())
     gc.freeze()  # the replay is the harness's: no collection walks it, as none walks it in the operator
-    loading = time.process_time() - loading
+    loading = time.process_time() - started
     loop = asyncio.get_running_loop()
     floor = _Floor(replay, Connection.from_kubeconfig(kubeconfig), OperatorSettings())
     stop, ready = asyncio.Event(), asyncio.Event()

@@ -54,8 +54,8 @@ from tenantctl.spec.compat import KamajiRelease
 if TYPE_CHECKING:
     from aiohttp import web
 
-__all__ = ["CLUSTER_WEBHOOK", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", "OperatorContext",
-           "build_registry"]
+__all__ = ["CLUSTER_WEBHOOK", "GROUP", "POOL_WEBHOOK", "VERSION", "NoDiffBase", "OperatorContext", "build_registry",
+           "configure_kopf"]
 
 GROUP, VERSION = "tenantctl.io", "v1alpha1"
 KOPF_OBJECT_LOGGER = "kopf.objects"
@@ -476,6 +476,22 @@ def _needs_pass(body: Mapping[str, Any]) -> bool:
     return bool(body.get("metadata", {}).get("generation") != status.get("observedGeneration"))
 
 
+def configure_kopf(settings: kopf.OperatorSettings, shard: Shard) -> None:
+    """kopf as a shard of the operator runs it (the collector, the shard's finalizer and watch selection,
+    what is posted and stored); the floor benchmark starts its kopf with the same."""
+    tune_collector()
+    settings.persistence.finalizer = finalizer_of(shard)
+    routine_at_debug(KOPF_OBJECT_LOGGER, WATCH_EVENT_HANDLERS)
+    settings.posting.level = logging.INFO
+    settings.posting.loggers = False
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
+    settings.persistence.diffbase_storage = NoDiffBase()
+    settings.watching.chunk_size = LIST_PAGE_SIZE
+    if shard.selector:
+        for plural in ("tenantclusters", "nodepools"):
+            settings.watching.label_selectors[GROUP, plural] = shard.selector
+
+
 def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
     """Every handler of the operator, registered on a fresh registry bound to `ctx`."""
     registry = kopf.OperatorRegistry()
@@ -506,17 +522,7 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
 
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
-        tune_collector()
-        settings.persistence.finalizer = own
-        routine_at_debug(KOPF_OBJECT_LOGGER, WATCH_EVENT_HANDLERS)
-        settings.posting.level = logging.INFO
-        settings.posting.loggers = False
-        settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="tenantctl.io")
-        settings.persistence.diffbase_storage = NoDiffBase()
-        settings.watching.chunk_size = LIST_PAGE_SIZE
-        if shard.selector:
-            for plural in ("tenantclusters", "nodepools"):
-                settings.watching.label_selectors[GROUP, plural] = shard.selector
+        configure_kopf(settings, shard)
         if ctx.settings.webhook is not None:
             settings.admission.server = _webhook_server(ctx.settings.webhook)
         await ctx.start()
