@@ -350,13 +350,15 @@ async def run(tenants: int, timeout: float, crds: Path, log: str, show_requests:
                 [e for e, _ in emulated], timeout, log, show_requests, seeding, profile)
         if floor and at_create:
             replay = replay_of(keys, at_create, [e for e, _ in emulated], urls)
+            replay_path = workdir / "replay.json"  # written once, read by each floor's child
+            replay_path.write_text(json.dumps(replay))
             floors: dict[str, dict[str, Any]] = {}
             for engine in ENGINES:
                 async with managed(workdir / f"floor-{engine}", crds, urls, "Request") as (plane, admin, kubeconfig,
                                                                                             _):
                     failed, measured = await measure_floor(
-                        plane, admin, AuditLog(plane.workdir.parent / "audit.log"), kubeconfig, replay,
-                        [e for e, _ in emulated], workdir, timeout, log, (created, at_create), engine)
+                        plane, admin, AuditLog(plane.workdir.parent / "audit.log"), kubeconfig, replay, replay_path,
+                        [e for e, _ in emulated], timeout, log, (created, at_create), engine)
                     code |= failed
                     if not failed:
                         floors[engine] = measured
@@ -510,15 +512,13 @@ def _applied_inside(emulator: Any) -> list[dict[str, Any]]:
 
 
 async def measure_floor(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: dict[str, Any],
-                        replay: dict[str, Replay], emulated: list[Any], workdir: Path, timeout: float, log: str,
+                        replay: dict[str, Replay], replay_path: Path, emulated: list[Any], timeout: float, log: str,
                         operator: tuple[float, list[dict[str, Any]]], engine: str) -> tuple[int, dict[str, Any]]:
     """The floor's run on `engine` (`operator_floor.ENGINES`): its exit code and what the child measured
     (`cpu`, `start`: CPU seconds at create and of its process start). Exit 1
     when what it sent is not what the operator sent: an answer the operator was not given, or another
     number of requests of any verb and resource (watches and lists aside)."""
     tenants, (operator_cpu, operator_requests) = len(replay), operator
-    replay_path = workdir / "replay.json"
-    replay_path.write_text(json.dumps(replay))
     apiserver = next(Served(p.popen.pid) for p in plane.processes if p.name == "kube-apiserver")
     mark, server_cpu = audit.mark(), apiserver.cpu()
     inside_before = sum(e.received for e in emulated)
