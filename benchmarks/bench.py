@@ -102,7 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip", action="append", default=[], choices=[s.key for s in STEPS],
                         help="leave a step out (repeatable)")
     args = parser.parse_args(argv)
-    outcomes = [run_step(step, dict(os.environ)) for step in STEPS if step.key not in args.skip]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # each line as it is printed, not when a buffer fills
+    outcomes = [run_step(step, env) for step in STEPS if step.key not in args.skip]
     print("\n".join(summary(outcomes)), flush=True)
     return 1 if any(o.status != 0 for o in outcomes) else 0
 

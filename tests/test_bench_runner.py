@@ -60,3 +60,12 @@ def test_every_step_runs_and_the_summary_lists_each_verdict(capfd: pytest.Captur
     assert any(line.startswith("  c ") and "exit 2 without a missed target: it failed" in line for line in lines)
     assert any(line.startswith("  a ") and "exit 1 in" in line and "failed" not in line for line in lines)
     assert "  (no target judged: see its output above)" in lines
+
+
+def test_the_test_time_names_pytests_summary_not_makes_last_word() -> None:
+    from test_time import pytest_summary
+
+    output = "ruff: All checks passed!\n4396 passed, 3 deselected in 223.41s (0:03:43)\nmake: Leaving directory\n"
+    assert pytest_summary(output) == "4396 passed, 3 deselected in 223.41s (0:03:43)"
+    assert pytest_summary("2 failed, 4394 passed in 230.02s\n") == "2 failed, 4394 passed in 230.02s"
+    assert pytest_summary("mypy: error\n\n") == "mypy: error"  # a run that never reached pytest
