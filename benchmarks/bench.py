@@ -41,8 +41,9 @@ STEPS: tuple[Step, ...] = (
     Step("test-time", "`make test`'s wall time", ("benchmarks/test_time.py",)),
 )
 
-VERDICT = re.compile(r"\(target\b.*\b(ok|MISSED)\b")
-"""A line judging a target: `… (target ≤ 20 ms) MISSED …`. Lines naming a floor say `(no target: …)`."""
+VERDICT = re.compile(r"\(target\b.*\)\s(ok|MISSED)(?=$|[;,]|\s\()")
+"""A line judging a target: `… (target ≤ 20 ms) MISSED`, then the line's end, `;`, `,` or ` (` (a note). Lines
+naming a floor say `(no target: …)`; a line judges one target (the last it names), so each has its own line."""
 
 
 @dataclass
@@ -53,20 +54,27 @@ class Outcome:
     verdicts: list[str] = field(default_factory=list)
 
 
+QUOTED = "  | "
+"""How a step quotes the output of a run it times (`test_time.py`, pytest's): never the step's own verdicts."""
+
+
 def verdict_of(line: str) -> str | None:
     """`ok` or `MISSED` when `line` judges a target, else None."""
+    if line.startswith(QUOTED):
+        return None
     found = VERDICT.search(line)
     return found.group(1) if found else None
 
 
 def run_step(step: Step, env: dict[str, str]) -> Outcome:
-    """Run one step with its output echoed line by line; keep its verdict lines."""
+    """Run one step with its output (stderr too) echoed line by line; keep its verdict lines. A byte that is
+    not UTF-8 is shown replaced: one bad line must not end the run before the later steps and the summary."""
     outcome = Outcome(step)
     print(f"\n== {step.title} ({' '.join(step.argv)})", flush=True)
     started = time.perf_counter()
     with subprocess.Popen(
         [sys.executable, *step.argv], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True, bufsize=1,
+        encoding="utf-8", errors="replace", bufsize=1,
     ) as process:
         assert process.stdout is not None
         for line in process.stdout:
@@ -97,13 +105,22 @@ def summary(outcomes: Sequence[Outcome]) -> list[str]:
     return lines
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, steps: Sequence[Step] = STEPS) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--skip", action="append", default=[], choices=[s.key for s in STEPS],
+    parser.add_argument("--skip", action="append", default=[], choices=[s.key for s in steps],
                         help="leave a step out (repeatable)")
     args = parser.parse_args(argv)
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}  # each line as it is printed, not when a buffer fills
-    outcomes = [run_step(step, env) for step in STEPS if step.key not in args.skip]
+    # Each line as it is printed, not when a buffer fills; written as UTF-8 whatever the locale (`≤`).
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
+    outcomes: list[Outcome] = []
+    try:
+        for step in steps:
+            if step.key not in args.skip:
+                outcomes.append(run_step(step, env))
+    except KeyboardInterrupt:  # the steps that ended keep their verdicts
+        print("\ninterrupted: the steps that ended are listed below", flush=True)
+        print("\n".join(summary(outcomes)), flush=True)
+        return 130
     print("\n".join(summary(outcomes)), flush=True)
     return 1 if any(o.status != 0 for o in outcomes) else 0
 

@@ -272,7 +272,7 @@ async def run_sharded(tenants: int, shards: int, timeout: float, crds: Path | No
               f"{1000 * quiet['idle_cpu'] / max(len(mine), 1):.2f} ms per tenant per idle resync")
     print(f"emulators' peak memory: {emulators_peak:.0f} MiB")
     print(f"reads per tenant per idle resync: {(idle_after['reads'] - idle_before['reads']) / tenants:.2f}")
-    print(f"idle resync writes: {len(idle_writes)}")
+    print(f"idle resync writes: {len(idle_writes)} (target 0) {'MISSED' if idle_writes else 'ok'}")
     for line in idle_writes:
         print(f"  idle write: {line}")
     return 1 if failed else 0
