@@ -113,15 +113,17 @@ def main(argv: Sequence[str] | None = None, steps: Sequence[Step] = STEPS) -> in
     # Each line as it is printed, not when a buffer fills; written as UTF-8 whatever the locale (`≤`).
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
     outcomes: list[Outcome] = []
+    interrupted = False
     try:
         for step in steps:
             if step.key not in args.skip:
                 outcomes.append(run_step(step, env))
     except KeyboardInterrupt:  # the steps that ended keep their verdicts
+        interrupted = True
         print("\ninterrupted: the steps that ended are listed below", flush=True)
-        print("\n".join(summary(outcomes)), flush=True)
-        return 130
     print("\n".join(summary(outcomes)), flush=True)
+    if interrupted:
+        return 130
     return 1 if any(o.status != 0 for o in outcomes) else 0
 
 

@@ -238,6 +238,16 @@ def ready_count(api: Api) -> int:
             return count
 
 
+async def unready_after(admin: Api, tenants: int, started: float, timeout: float) -> int | None:
+    """None once every TenantCluster is Ready (polled every two seconds); the count Ready when `timeout`
+    seconds since `started` passed first."""
+    while (ready := await asyncio.to_thread(ready_count, admin)) < tenants:
+        if time.perf_counter() > started + timeout:
+            return ready
+        await asyncio.sleep(2.0)
+    return None
+
+
 # -- the operator's process ------------------------------------------------------------------------------
 
 
@@ -398,11 +408,9 @@ async def measure(plane: ControlPlane, admin: Api, audit: AuditLog, kubeconfig: 
     started = time.perf_counter()
     with operator_process(kubeconfig, keys, log, profile) as pipe:
         await ask(pipe)
-        while (ready := await asyncio.to_thread(ready_count, admin)) < tenants:
-            if time.perf_counter() > started + timeout:
-                print(f"timed out: {ready}/{tenants} ready after {timeout:.0f}s")
-                return 1, [], 0.0
-            await asyncio.sleep(2.0)
+        if (ready := await unready_after(admin, tenants, started, timeout)) is not None:
+            print(f"timed out: {ready}/{tenants} ready after {timeout:.0f}s")
+            return 1, [], 0.0
         converged = time.perf_counter() - started
         created = await ask(pipe, "converged")
         server_cpu, etcd_cpu = apiserver.cpu() - server_cpu, etcd.cpu() - etcd_cpu
@@ -528,11 +536,9 @@ async def measure_floor(plane: ControlPlane, admin: Api, audit: AuditLog, kubeco
         if (up := await ask(pipe)) != "up":
             print(f"floor ({engine}): {up.get('error', up)}")
             return 1, {}
-        while (ready := await asyncio.to_thread(ready_count, admin)) < tenants:
-            if time.perf_counter() > started + timeout:
-                print(f"floor ({engine}) timed out: {ready}/{tenants} ready after {timeout:.0f}s")
-                return 1, {}
-            await asyncio.sleep(2.0)
+        if (ready := await unready_after(admin, tenants, started, timeout)) is not None:
+            print(f"floor ({engine}) timed out: {ready}/{tenants} ready after {timeout:.0f}s")
+            return 1, {}
         converged = time.perf_counter() - started
         floor = await ask(pipe, "converged")
         if "error" in floor:
@@ -547,11 +553,10 @@ async def measure_floor(plane: ControlPlane, admin: Api, audit: AuditLog, kubeco
           f"start included (the replay's loading, {floor['loading']:.1f}s, left out); the operator above "
           f"{1000 * operator_cpu / tenants:.1f} ms, so the difference "
           f"{1000 * (operator_cpu - floor['cpu']) / tenants:.1f} ms")
-    sent_floor = sum(sends(requests).values())
-    print(f"floor ({engine}): converged in {converged:.1f}s; {sent_floor / tenants:.1f} requests per tenant to the "
-          f"management API (watches and lists aside), {inside / tenants:.1f} to the tenant's; kube-apiserver "
-          f"{1000 * server_cpu / tenants:.1f} ms per tenant; peak memory {peak:.0f} MiB (the replay held in it)")
     by_operator, by_floor = sends(operator_requests), sends(requests)
+    print(f"floor ({engine}): converged in {converged:.1f}s; {by_floor.total() / tenants:.1f} requests per tenant to "
+          f"the management API (watches and lists aside), {inside / tenants:.1f} to the tenant's; kube-apiserver "
+          f"{1000 * server_cpu / tenants:.1f} ms per tenant; peak memory {peak:.0f} MiB (the replay held in it)")
     differ = {row: (by_operator[row], by_floor[row]) for row in {*by_operator, *by_floor}
               if abs(by_operator[row] - by_floor[row]) > max(1, by_operator[row] // 100)}
     for (verb, res), (ours, floors) in sorted(differ.items()):

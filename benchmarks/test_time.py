@@ -21,13 +21,13 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from bench import QUOTED
+
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 360.0
 WARM_UP = ("envtest", "kubectl", "etcdctl", "upstream", "typecheck")
 """What `make test` would otherwise build or fill in its first run: its prerequisites that keep a cache."""
 SUMMARY = re.compile(r"\b\d+ (passed|failed|errors?)\b.* in [\d.]+s")
-QUOTED = "  | "
-"""The prefix of each line of the timed run's output (bench.py never reads a verdict in such a line)."""
 MAKE_STATE = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")
 """What a make running this script passes down to the makes it starts."""
 
