@@ -35,6 +35,9 @@ CLUSTERS = Resource("cluster.x-k8s.io/v1beta1", "Cluster", "clusters", True)
 CAPI_FINALIZER = "cluster.cluster.x-k8s.io"
 PROXMOX = ("tenant-acme", "acme")
 KUBEVIRT = ("tenant-demo", "demo")
+FINISHED = {"steps": [{"step": "Finalizer", "outcome": "Done", "message": "finalizer removed; no leftovers"}],
+            "leftovers": [], "volumes": []}
+"""Another shard layout's teardown report, finished: what no teardown of ours may replace or run after."""
 
 
 def url(emulator: KubeEmulator) -> str:
@@ -442,15 +445,13 @@ async def test_a_tenant_whose_teardown_report_is_finished_runs_no_step_again(
     await _delete_the_kubeconfig(mgmt)
     body = mgmt.get(TC, *PROXMOX)
     assert body is not None
-    finished = {"steps": [{"step": "Finalizer", "outcome": "Done", "message": "finalizer removed; no leftovers"}],
-                "leftovers": [], "volumes": []}
     body["metadata"] |= {"finalizers": ["tenantctl.io/teardown"], "deletionTimestamp": "2026-12-06T00:00:00Z"}
-    body["status"] = {"phase": "Deleting", "endpoint": "https://192.0.2.10:6443", "teardown": finished}
+    body["status"] = {"phase": "Deleting", "endpoint": "https://192.0.2.10:6443", "teardown": FINISHED}
     mgmt.put(TC, body)
     since = len(mgmt.journal)
     async with running_operator(mgmt):
         await eventually(lambda: gone(mgmt, TC, *PROXMOX))
-    assert teardown_status(mgmt, PROXMOX) == finished
+    assert teardown_status(mgmt, PROXMOX) == FINISHED
     assert not [e for e in mgmt.journal[since:] if e.verb == "delete"], "no step ran"
     assert not [e for e in mgmt.live("events") if e.get("reason") in ("Leftover", "Teardown")]
 
@@ -473,13 +474,11 @@ async def test_a_teardown_another_one_finishes_meanwhile_stops_at_its_next_repor
     falsely)."""
     seeded(mgmt, url(tenant))
     volumes(tenant)
-    finished = {"steps": [{"step": "Finalizer", "outcome": "Done", "message": "finalizer removed; no leftovers"}],
-                "leftovers": [], "volumes": []}
 
     async def the_other_layout_finishes() -> None:
         body = mgmt.get(TC, *PROXMOX)
         assert body is not None
-        body["status"]["teardown"] = finished
+        body["status"]["teardown"] = FINISHED
         mgmt.put(TC, body)
 
     async with running_operator(mgmt):
@@ -488,7 +487,7 @@ async def test_a_teardown_another_one_finishes_meanwhile_stops_at_its_next_repor
         other_finished = before_first_write(tenant if inside else mgmt, method, plural, the_other_layout_finishes)
         await delete_cluster(mgmt, PROXMOX)
         await eventually(lambda: gone(mgmt, TC, *PROXMOX))
-    assert other_finished and teardown_status(mgmt, PROXMOX) == finished
+    assert other_finished and teardown_status(mgmt, PROXMOX) == FINISHED
     assert not gone(mgmt, "cluster.x-k8s.io/v1beta1/clusters", *PROXMOX), "no later step ran"
     said = [str(e.get("message")) for e in mgmt.live("events")[events:] if e.get("reason") in ("Leftover", "Teardown")]
     assert not [m for m in said if any(m.startswith(step) for step in later) or "teardown finished" in m], said
