@@ -12,10 +12,13 @@ status. Exits 1 when any step did, so a release job can still gate on it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -66,24 +69,76 @@ def verdict_of(line: str) -> str | None:
     return found.group(1) if found else None
 
 
-def run_step(step: Step, env: dict[str, str]) -> Outcome:
+SURVIVORS_END_WITHIN = 10.0
+"""How long what a step left running gets to end on SIGTERM before SIGKILL."""
+
+
+def run_step(step: Step, env: dict[str, str], grace: float = SURVIVORS_END_WITHIN) -> Outcome:
     """Run one step with its output (stderr too) echoed line by line; keep its verdict lines. A byte that is
-    not UTF-8 is shown replaced: one bad line must not end the run before the later steps and the summary."""
+    not UTF-8 is shown replaced: one bad line must not end the run before the later steps and the summary.
+
+    The step runs in a process group of its own, which ends with it: a step killed outright (SIGKILL, the
+    OOM killer) cannot stop its children, and one still holding the output pipe (the operator a scale run
+    spawned) would keep this run waiting on it, and burning CPU under the next step's figures."""
     outcome = Outcome(step)
     print(f"\n== {step.title} ({' '.join(step.argv)})", flush=True)
     started = time.perf_counter()
-    with subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, *step.argv], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        encoding="utf-8", errors="replace", bufsize=1,
-    ) as process:
-        assert process.stdout is not None
-        for line in process.stdout:
-            print(line, end="", flush=True)
-            if verdict_of(line) is not None:
-                outcome.verdicts.append(line.strip())
+        encoding="utf-8", errors="replace", bufsize=1, process_group=0,
+    )
+    echo = threading.Thread(target=_echo, args=(process, outcome), daemon=True)
+    echo.start()
+    try:
+        process.wait()
+    except KeyboardInterrupt:  # the terminal signalled this group only: pass it on, let the step end
+        _signal_group(process.pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(grace)
+        raise
+    finally:
+        _end_group(process, grace)
+        echo.join(grace)
+        if echo.is_alive():  # closing the pipe under the blocked reader would block on its lock: left open
+            print("\n(a process outside the step's group still holds its output: not waiting for it)", flush=True)
+        else:
+            assert process.stdout is not None
+            process.stdout.close()
     outcome.status = process.returncode
     outcome.seconds = time.perf_counter() - started
     return outcome
+
+
+def _echo(process: subprocess.Popen[str], outcome: Outcome) -> None:
+    assert process.stdout is not None
+    for line in process.stdout:
+        print(line, end="", flush=True)
+        if verdict_of(line) is not None:
+            outcome.verdicts.append(line.strip())
+
+
+def _signal_group(group: int, signum: int) -> bool:
+    """Signal every process left in `group`; False when none is."""
+    try:
+        os.killpg(group, signum)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _end_group(process: subprocess.Popen[str], grace: float) -> None:
+    """SIGTERM what is left of a step's group, SIGKILL what is still there after `grace` seconds."""
+    group = process.pid
+    if not _signal_group(group, signal.SIGTERM):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        process.poll()  # the step itself, reaped once it ends: unreaped, it would still count as in the group
+        if not _signal_group(group, 0):
+            return
+        time.sleep(0.05)
+    _signal_group(group, signal.SIGKILL)
+    process.wait()
 
 
 def summary(outcomes: Sequence[Outcome]) -> list[str]:
@@ -105,6 +160,10 @@ def summary(outcomes: Sequence[Outcome]) -> list[str]:
     return lines
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main(argv: Sequence[str] | None = None, steps: Sequence[Step] = STEPS) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--skip", action="append", default=[], choices=[s.key for s in steps],
@@ -114,6 +173,8 @@ def main(argv: Sequence[str] | None = None, steps: Sequence[Step] = STEPS) -> in
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
     outcomes: list[Outcome] = []
     interrupted = False
+    # A step's group is not this one's: a SIGTERM meant for the run (a job's timeout) reaches it through here.
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         for step in steps:
             if step.key not in args.skip:
@@ -121,6 +182,8 @@ def main(argv: Sequence[str] | None = None, steps: Sequence[Step] = STEPS) -> in
     except KeyboardInterrupt:  # the steps that ended keep their verdicts
         interrupted = True
         print("\ninterrupted: the steps that ended are listed below", flush=True)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     print("\n".join(summary(outcomes)), flush=True)
     if interrupted:
         return 130

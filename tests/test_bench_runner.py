@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +110,66 @@ def test_the_timed_make_gets_none_of_the_outer_makes_flags() -> None:
     outer = {"MAKEFLAGS": "i -- ", "MFLAGS": "-i", "MAKELEVEL": "1", "MAKEOVERRIDES": "${-*-command-variables-*-}",
              "PATH": "/bin", "TENANTCTL_SHARED": "shared"}
     assert own_make(outer) == {"PATH": "/bin", "TENANTCTL_SHARED": "shared"}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _leaves_a_child(pidfile: Path, *, ignores_term: bool, then: str) -> Step:
+    """A step whose child holds the output pipe and outlives it (`then`: how the step itself ends)."""
+    child = "import signal, time\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignores_term else "")
+    child += "print('child up', flush=True)\ntime.sleep(120)"
+    code = (f"import os, subprocess, sys, time\nchild = subprocess.Popen([sys.executable, '-c', {child!r}])\n"
+            f"time.sleep(0.5)\nopen({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+            f"print('x (target ≤ 1) ok', flush=True)\n{then}")
+    return Step("orphan", "orphan", ("-c", code))
+
+
+@pytest.mark.parametrize(("ignores_term", "then", "status"), [
+    (False, "os.kill(os.getpid(), 9)", -9),  # killed outright: it could not stop its child
+    (True, "raise SystemExit(0)", 0),  # ended, its child still running and deaf to SIGTERM
+])
+def test_a_step_that_leaves_a_child_holding_its_output_does_not_hold_the_run(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], ignores_term: bool, then: str, status: int
+) -> None:
+    pidfile = tmp_path / "child.pid"
+    started = time.monotonic()
+    outcome = run_step(_leaves_a_child(pidfile, ignores_term=ignores_term, then=then), dict(os.environ), grace=1.0)
+    assert time.monotonic() - started < 30  # not the child's 120 s
+    assert outcome.status == status and outcome.verdicts == ["x (target ≤ 1) ok"]
+    assert "child up" in capfd.readouterr().out
+    child = int(pidfile.read_text())
+    deadline = time.monotonic() + 10  # the child, orphaned, is reaped by init once killed
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_a_sigterm_to_the_run_reaches_the_step_and_the_summary_is_printed(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    ready = tmp_path / "ready"
+    code = (f"import signal, sys, time\ndef stop(*_):\n    print('step got SIGINT', flush=True)\n    sys.exit(3)\n"
+            f"signal.signal(signal.SIGINT, stop)\nprint('x (target ≤ 1) ok', flush=True)\n"
+            f"open({str(ready)!r}, 'w').close()\ntime.sleep(120)")
+    steps = (Step("slow", "slow", ("-c", code)), _script("after", ["never ran"], 0))
+
+    def terminate_when_ready() -> None:
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if ready.exists():  # else the step never started: main has returned, and a SIGTERM would end pytest
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    before = signal.getsignal(signal.SIGTERM)
+    threading.Thread(target=terminate_when_ready, daemon=True).start()
+    assert main([], steps) == 130
+    out = capfd.readouterr().out
+    assert "step got SIGINT" in out and "never ran" not in out
+    assert "interrupted: the steps that ended are listed below" in out
+    assert signal.getsignal(signal.SIGTERM) == before
