@@ -18,7 +18,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bench import QUOTED
@@ -51,18 +51,19 @@ def own_make(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k not in MAKE_STATE}
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None, repo: Path = REPO) -> int:
+    """`repo`: the checkout whose `make test` is timed (a test gives one with a Makefile of its own)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.parse_args()
+    parser.parse_args(argv)
     env = own_make(os.environ)
     print(f"warming the caches, untimed: make {' '.join(WARM_UP)}", flush=True)
-    warm = subprocess.run(["make", "-s", *WARM_UP], cwd=REPO, env=env, stdout=subprocess.DEVNULL, check=False)
+    warm = subprocess.run(["make", "-s", *WARM_UP], cwd=repo, env=env, stdout=subprocess.DEVNULL, check=False)
     if warm.returncode != 0:
         print(f"warming the caches failed: `make {' '.join(WARM_UP)}` exited {warm.returncode}")
         return 1
     started = time.perf_counter()
     output: list[str] = []
-    with subprocess.Popen(["make", "--no-print-directory", "test"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+    with subprocess.Popen(["make", "--no-print-directory", "test"], cwd=repo, env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, encoding="utf-8", errors="replace", bufsize=1) as run:
         assert run.stdout is not None
         for line in run.stdout:

@@ -13,8 +13,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from bench import Step, main, run_step, summary, verdict_of
+from bench import QUOTED, Step, main, run_step, summary, verdict_of
 from test_time import TARGET_S, judged, own_make, pytest_summary
+from test_time import main as time_make_test
 
 # Lines as the benchmarks print them (render_speed, operator_real_scale, operator_scale, test_time).
 JUDGED = [
@@ -173,3 +174,31 @@ def test_a_sigterm_to_the_run_reaches_the_step_and_the_summary_is_printed(
     assert "step got SIGINT" in out and "never ran" not in out
     assert "interrupted: the steps that ended are listed below" in out
     assert signal.getsignal(signal.SIGTERM) == before
+
+
+def _checkout(tmp_path: Path, *, warm: int, test: int) -> Path:
+    """A checkout whose make targets answer as told; `make test` leaves a mark that it ran."""
+    recipes = {target: "\t@true" for target in ("envtest", "kubectl", "etcdctl", "upstream")}
+    recipes["typecheck"] = f"\t@exit {warm}"
+    recipes["test"] = f"\t@touch ran\n\t@echo '3 passed in 0.01s'\n\t@exit {test}"
+    (tmp_path / "Makefile").write_text("".join(f"{target}:\n{recipe}\n" for target, recipe in recipes.items()))
+    return tmp_path
+
+
+@pytest.mark.parametrize(("warm", "test", "status", "says"), [
+    (2, 0, 1, "warming the caches failed: `make envtest kubectl etcdctl upstream typecheck` exited 2"),
+    (0, 2, 1, "make test failed (exit 2)"),
+    (0, 0, 0, "(target ≤ 360s) ok"),
+])
+def test_the_test_time_warms_then_times_make_test_and_judges_only_a_green_run(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    warm: int, test: int, status: int, says: str,
+) -> None:
+    monkeypatch.setenv("MAKEFLAGS", "i")  # an outer `make -i`: it would turn every failure above into a pass
+    checkout = _checkout(tmp_path, warm=warm, test=test)
+    assert time_make_test([], checkout) == status
+    out = capfd.readouterr().out
+    assert says in out
+    assert (checkout / "ran").exists() == (warm == 0)  # a failed warm-up times nothing
+    if warm == 0:
+        assert f"{QUOTED}3 passed in 0.01s" in out and "make test: 3 passed in 0.01s" in out
