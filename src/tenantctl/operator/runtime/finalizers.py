@@ -87,8 +87,9 @@ async def take_over(api: KubeClient, res: Resource, body: Mapping[str, Any], own
 
     `body` may be a cached copy from before kopf added `own`: that change keeps the generation, so no
     event wakes another pass, and a refusal left the old layout's finalizer on until the next resync. A
-    refused exchange is read again from the server at once and retried, then after each client backoff
-    while the finalizers keep changing (another layout's kopf putting its own back). A refusal with the
+    refused exchange is read again from the server and retried at once, then after each client backoff
+    but the first (the immediate retry takes its place: as many tries as `release`) while the finalizers
+    keep changing (another layout's kopf putting its own back). A refusal with the
     finalizers as read is not about them: it is logged and left to the next pass, without a wait.
     """
     meta = body.get("metadata") or {}

@@ -64,7 +64,8 @@ async def report_teardown(
     """Write `report` as the tenant's teardown status, unless the tenant is gone or finished (`ENDED`).
 
     A refusal is another writer's change since the read (kopf's annotations, the other layout's report):
-    read again and retried at once, then after each of the client's backoffs, as `take_over` does.
+    read again and retried at once, then after each of the client's backoffs but the first (the immediate
+    retry takes its place), as `take_over` does.
     """
     for attempt, pause in enumerate((*api.retry.backoffs, None)):
         current = await still_to_tear_down(api, res, namespace, name)
