@@ -20,9 +20,11 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from leftovers import adopting, children, end_leftovers
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,6 +57,7 @@ class Outcome:
     status: int = 0
     seconds: float = 0.0
     verdicts: list[str] = field(default_factory=list)
+    leftovers: int = 0
 
 
 QUOTED = "  | "
@@ -73,72 +76,80 @@ SURVIVORS_END_WITHIN = 10.0
 """How long what a step left running gets to end on SIGTERM before SIGKILL."""
 
 
+class Terminated(KeyboardInterrupt):
+    """A SIGTERM or SIGHUP to the run, as KeyboardInterrupt is a Ctrl-C: the step is told, the summary printed."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def run_step(step: Step, env: dict[str, str], grace: float = SURVIVORS_END_WITHIN) -> Outcome:
     """Run one step with its output (stderr too) echoed line by line; keep its verdict lines. A byte that is
     not UTF-8 is shown replaced: one bad line must not end the run before the later steps and the summary.
 
-    The step runs in a process group of its own, which ends with it: a step killed outright (SIGKILL, the
-    OOM killer) cannot stop its children, and one still holding the output pipe (the operator a scale run
-    spawned) would keep this run waiting on it, and burning CPU under the next step's figures."""
+    What the step leaves running is ended with it (`leftovers`): a step killed outright (SIGKILL, the OOM
+    killer) cannot stop its children, and its operator, still holding the output pipe, would keep this run
+    waiting and burn CPU under the next step's figures. The step shares the run's process group, so a Ctrl-C
+    or a hangup reaches it as before; a Ctrl-C waits for it to stop its servers, a second one ends it."""
     outcome = Outcome(step)
-    print(f"\n== {step.title} ({' '.join(step.argv)})", flush=True)
+    _show(f"\n== {step.title} ({' '.join(step.argv)})\n")
     started = time.perf_counter()
-    process = subprocess.Popen(
-        [sys.executable, *step.argv], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        encoding="utf-8", errors="replace", bufsize=1, process_group=0,
-    )
-    echo = threading.Thread(target=_echo, args=(process, outcome), daemon=True)
-    echo.start()
-    try:
-        process.wait()
-    except KeyboardInterrupt:  # the terminal signalled this group only: pass it on, let the step end
-        _signal_group(process.pid, signal.SIGINT)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(grace)
-        raise
-    finally:
-        _end_group(process, grace)
-        echo.join(grace)
-        if echo.is_alive():  # closing the pipe under the blocked reader would block on its lock: left open
-            print("\n(a process outside the step's group still holds its output: not waiting for it)", flush=True)
-        else:
-            assert process.stdout is not None
-            process.stdout.close()
+    kept = children()
+    verdicts: list[str] = []
+    with adopting():
+        process = subprocess.Popen(
+            [sys.executable, *step.argv], cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, encoding="utf-8", errors="replace", bufsize=1,
+        )
+        assert process.stdout is not None
+        echo = threading.Thread(target=_echo, args=(process.stdout, verdicts), daemon=True)
+        try:
+            echo.start()
+            _wait_for(process)
+        finally:
+            if process.poll() is None:  # a second interrupt, or a failure here: the step ends now
+                process.kill()
+                process.wait()
+            outcome.leftovers = len(end_leftovers(kept, grace))
+            echo.join(grace)
+    if echo.is_alive():  # closing the pipe under the blocked reader would block on its lock: left open
+        _show("\n(the step's output is still held open: its later lines are not counted)\n")
+    else:
+        process.stdout.close()
+    outcome.verdicts = list(verdicts)
     outcome.status = process.returncode
     outcome.seconds = time.perf_counter() - started
     return outcome
 
 
-def _echo(process: subprocess.Popen[str], outcome: Outcome) -> None:
-    assert process.stdout is not None
-    for line in process.stdout:
-        print(line, end="", flush=True)
-        if verdict_of(line) is not None:
-            outcome.verdicts.append(line.strip())
-
-
-def _signal_group(group: int, signum: int) -> bool:
-    """Signal every process left in `group`; False when none is."""
+def _wait_for(process: subprocess.Popen[str]) -> None:
+    """The step's end. Interrupted, the step is let end first: a Ctrl-C reached it as well, a SIGTERM to the
+    run alone is passed on as one; either way it stops what it started before the interrupt goes on."""
     try:
-        os.killpg(group, signum)
-    except ProcessLookupError:
-        return False
-    return True
+        process.wait()
+    except Terminated:
+        process.send_signal(signal.SIGINT)
+        process.wait()
+        raise
+    except KeyboardInterrupt:
+        process.wait()
+        raise
 
 
-def _end_group(process: subprocess.Popen[str], grace: float) -> None:
-    """SIGTERM what is left of a step's group, SIGKILL what is still there after `grace` seconds."""
-    group = process.pid
-    if not _signal_group(group, signal.SIGTERM):
-        return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        process.poll()  # the step itself, reaped once it ends: unreaped, it would still count as in the group
-        if not _signal_group(group, 0):
-            return
-        time.sleep(0.05)
-    _signal_group(group, signal.SIGKILL)
-    process.wait()
+def _echo(stream: Iterable[str], verdicts: list[str]) -> None:
+    """Show each line and keep the verdicts, reading on whatever becomes of the output."""
+    for line in stream:
+        if verdict_of(line) is not None:
+            verdicts.append(line.strip())
+        _show(line)
+
+
+def _show(text: str) -> None:
+    """Print now. With the output gone (`make bench | head`, a full disk) or unable to encode a character, the
+    text is dropped: the steps run on, and the exit status still tells."""
+    with contextlib.suppress(OSError, ValueError):
+        print(text, end="", flush=True)
 
 
 def summary(outcomes: Sequence[Outcome]) -> list[str]:
@@ -156,12 +167,18 @@ def summary(outcomes: Sequence[Outcome]) -> list[str]:
         answer = "exit 0" if outcome.status == 0 else f"exit {outcome.status}"
         if outcome.status != 0 and not any(verdict_of(v) == "MISSED" for v in outcome.verdicts):
             answer += " without a missed target: it failed, see its output"
+        if outcome.leftovers:
+            answer += f"; it left {outcome.leftovers} processes running, ended after it"
         lines.append(f"  {outcome.step.key:<10} {answer} in {outcome.seconds:.0f}s")
     return lines
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+STOPPING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""What ends a run besides a Ctrl-C (a job's timeout, a closed terminal): the summary is printed all the same."""
 
 
 def main(argv: Sequence[str] | None = None, steps: Sequence[Step] = STEPS) -> int:
@@ -172,23 +189,25 @@ def main(argv: Sequence[str] | None = None, steps: Sequence[Step] = STEPS) -> in
     # Each line as it is printed, not when a buffer fills; written as UTF-8 whatever the locale (`≤`).
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-8"}
     outcomes: list[Outcome] = []
-    interrupted = False
-    # A step's group is not this one's: a SIGTERM meant for the run (a job's timeout) reaches it through here.
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    status: int | None = None
+    previous = {signum: signal.signal(signum, _terminated) for signum in STOPPING_SIGNALS}
     try:
-        for step in steps:
-            if step.key not in args.skip:
-                outcomes.append(run_step(step, env))
-    except KeyboardInterrupt:  # the steps that ended keep their verdicts
-        interrupted = True
-        print("\ninterrupted: the steps that ended are listed below", flush=True)
+        try:
+            for step in steps:
+                if step.key not in args.skip:
+                    outcomes.append(run_step(step, env))
+        except KeyboardInterrupt as stop:  # the steps that ended keep their verdicts
+            status = 128 + stop.signum if isinstance(stop, Terminated) else 130
+            _show("\ninterrupted: the steps that ended are listed below\n")
+        _show("\n".join(summary(outcomes)) + "\n")
     finally:
-        signal.signal(signal.SIGTERM, previous)
-    print("\n".join(summary(outcomes)), flush=True)
-    if interrupted:
-        return 130
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if status is not None:
+        return status
     return 1 if any(o.status != 0 for o in outcomes) else 0
 
 
 if __name__ == "__main__":
+    sys.stdout.reconfigure(errors="replace")  # type: ignore[union-attr]
     sys.exit(main())

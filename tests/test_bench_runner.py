@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -13,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from bench import QUOTED, Step, main, run_step, summary, verdict_of
+from bench import QUOTED, STEPS, Step, main, run_step, summary, verdict_of
 from test_time import TARGET_S, judged, own_make, pytest_summary
 from test_time import main as time_make_test
 
@@ -121,59 +122,127 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def _leaves_a_child(pidfile: Path, *, ignores_term: bool, then: str) -> Step:
-    """A step whose child holds the output pipe and outlives it (`then`: how the step itself ends)."""
-    child = "import signal, time\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignores_term else "")
-    child += "print('child up', flush=True)\ntime.sleep(120)"
-    code = (f"import os, subprocess, sys, time\nchild = subprocess.Popen([sys.executable, '-c', {child!r}])\n"
-            f"time.sleep(0.5)\nopen({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+def _leaves_a_child(pidfile: Path, *, ignores_term: bool, session: bool, then: str) -> Step:
+    """A step whose child holds the output pipe and outlives it (`then`: how the step itself ends); the child
+    writes its pid once it is up, deaf to SIGTERM if told, in a session of its own (a server's) if told."""
+    child = "import os, signal, time\n" + ("signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" if ignores_term else "")
+    child += f"print('child' + ' up', flush=True)\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)"
+    code = (f"import os, subprocess, sys, time\n"
+            f"subprocess.Popen([sys.executable, '-c', {child!r}], start_new_session={session})\n"
+            f"while not os.path.exists({str(pidfile)!r}) or not open({str(pidfile)!r}).read(): time.sleep(0.02)\n"
             f"print('x (target ≤ 1) ok', flush=True)\n{then}")
     return Step("orphan", "orphan", ("-c", code))
 
 
-@pytest.mark.parametrize(("ignores_term", "then", "status"), [
-    (False, "os.kill(os.getpid(), 9)", -9),  # killed outright: it could not stop its child
-    (True, "raise SystemExit(0)", 0),  # ended, its child still running and deaf to SIGTERM
+@pytest.mark.parametrize(("ignores_term", "session", "then", "status"), [
+    (False, False, "os.kill(os.getpid(), 9)", -9),  # killed outright: it could not stop its child
+    (False, True, "os.kill(os.getpid(), 9)", -9),  # the same, the child a server in a session of its own
+    (True, False, "raise SystemExit(0)", 0),  # ended, its child still running and deaf to SIGTERM
 ])
-def test_a_step_that_leaves_a_child_holding_its_output_does_not_hold_the_run(
-    tmp_path: Path, capfd: pytest.CaptureFixture[str], ignores_term: bool, then: str, status: int
+def test_what_a_step_leaves_running_is_ended_with_it(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], ignores_term: bool, session: bool, then: str, status: int
 ) -> None:
     pidfile = tmp_path / "child.pid"
     started = time.monotonic()
-    outcome = run_step(_leaves_a_child(pidfile, ignores_term=ignores_term, then=then), dict(os.environ), grace=1.0)
+    outcome = run_step(_leaves_a_child(pidfile, ignores_term=ignores_term, session=session, then=then),
+                       dict(os.environ), grace=1.0)
     assert time.monotonic() - started < 30  # not the child's 120 s
-    assert outcome.status == status and outcome.verdicts == ["x (target ≤ 1) ok"]
-    assert "child up" in capfd.readouterr().out
-    child = int(pidfile.read_text())
-    deadline = time.monotonic() + 10  # the child, orphaned, is reaped by init once killed
-    while _alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(child)
+    assert outcome.status == status and outcome.verdicts == ["x (target ≤ 1) ok"] and outcome.leftovers == 1
+    assert "\nchild up\n" in capfd.readouterr().out
+    assert not _alive(int(pidfile.read_text()))  # ended and reaped here, not left to init
+    assert any("it left 1 processes running, ended after it" in line for line in summary([outcome]))
 
 
-def test_a_sigterm_to_the_run_reaches_the_step_and_the_summary_is_printed(
+def test_a_step_that_leaves_nothing_running_reports_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    outcome = run_step(_script("clean", [JUDGED[2][0]], 0), dict(os.environ))
+    assert outcome.leftovers == 0 and not any("left" in line for line in summary([outcome]))
+
+
+def _stoppable(ready: Path, cleanup_s: float) -> Step:
+    """A step that writes its pid to `ready`; on SIGINT it says so, writes `ready`.stopping, takes `cleanup_s`
+    to stop (its servers), says so, and exits 3."""
+    stopping = f"{ready}.stopping"
+    code = (f"import os, signal, sys, time\ndef stop(*_):\n    print('step ' + 'stopping', flush=True)\n"
+            f"    open({stopping!r}, 'w').close()\n"
+            f"    time.sleep({cleanup_s})\n    print('step ' + 'stopped', flush=True)\n    sys.exit(3)\n"
+            f"signal.signal(signal.SIGINT, stop)\nprint('x (target ≤ 1) ok', flush=True)\n"
+            f"open({str(ready)!r}, 'w').write(str(os.getpid()))\ntime.sleep(120)")
+    return Step("slow", "slow", ("-c", code))
+
+
+def _signals(plan: list[tuple[Path, int | None, int]], ready: Path) -> threading.Thread:
+    """For each (file, pid, signal) in turn: once the file exists, signal the pid (None: the step, whose pid is
+    in `ready`). Gives up (never signalling pytest itself after main returned) if a file does not come."""
+    def send() -> None:
+        for path, pid, signum in plan:
+            deadline = time.monotonic() + 60
+            while not (path.exists() and (path != ready or ready.read_text())) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            if not path.exists():
+                return
+            os.kill(int(ready.read_text()) if pid is None else pid, signum)
+
+    thread = threading.Thread(target=send, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_sigterm_to_the_run_alone_reaches_the_step_and_the_summary_is_printed(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     ready = tmp_path / "ready"
-    code = (f"import signal, sys, time\ndef stop(*_):\n    print('step got SIGINT', flush=True)\n    sys.exit(3)\n"
-            f"signal.signal(signal.SIGINT, stop)\nprint('x (target ≤ 1) ok', flush=True)\n"
-            f"open({str(ready)!r}, 'w').close()\ntime.sleep(120)")
-    steps = (Step("slow", "slow", ("-c", code)), _script("after", ["never ran"], 0))
+    steps = (_stoppable(ready, 0.5), _script("after", ["never ran"], 0))
 
-    def terminate_when_ready() -> None:
-        deadline = time.monotonic() + 60
-        while not ready.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if ready.exists():  # else the step never started: main has returned, and a SIGTERM would end pytest
-            os.kill(os.getpid(), signal.SIGTERM)
+    def sentinel(signum: int, frame: object) -> None:
+        raise AssertionError(f"signal {signum} reached the test's handler")
 
-    before = signal.getsignal(signal.SIGTERM)
-    threading.Thread(target=terminate_when_ready, daemon=True).start()
-    assert main([], steps) == 130
+    before = {signum: signal.signal(signum, sentinel) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        _signals([(ready, os.getpid(), signal.SIGTERM)], ready)
+        assert main([], steps) == 128 + signal.SIGTERM
+        assert signal.getsignal(signal.SIGTERM) is sentinel and signal.getsignal(signal.SIGHUP) is sentinel
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
     out = capfd.readouterr().out
-    assert "step got SIGINT" in out and "never ran" not in out
+    assert "\nstep stopping\nstep stopped\n" in out and "never ran" not in out
     assert "interrupted: the steps that ended are listed below" in out
-    assert signal.getsignal(signal.SIGTERM) == before
+
+
+def test_a_ctrl_c_lets_the_step_stop_its_servers_before_the_run_ends(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """The terminal signals the run and the step alike: the run waits for the step's own stop, and does not
+    interrupt it with a second SIGINT."""
+    ready = tmp_path / "ready"
+    steps = (_stoppable(ready, 1.0), _script("after", ["never ran"], 0))
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        # as a terminal does, both: the step first (and seen stopping), so that a SIGINT the run passed on
+        # would reach the step's handler again rather than merge with the terminal's
+        _signals([(ready, None, signal.SIGINT), (Path(f"{ready}.stopping"), os.getpid(), signal.SIGINT)], ready)
+        assert main([], steps) == 130
+    finally:
+        signal.signal(signal.SIGINT, before)
+    out = capfd.readouterr().out
+    assert "\nstep stopping\nstep stopped\n" in out and "never ran" not in out
+    assert out.splitlines().count("step stopping") == 1  # a second SIGINT would have run the step's handler again
+
+
+def test_the_run_goes_on_when_its_output_is_gone(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """`make bench | head`: once the reader is gone, every step still runs and is judged, none blocked on a
+    full pipe."""
+    read, write = os.pipe()
+    os.close(read)
+    gone = open(write, "w", encoding="utf-8")  # noqa: SIM115 - sys.stdout for the test's length
+    monkeypatch.setattr(sys, "stdout", gone)
+    chatty = ("-c", "for _ in range(200): print('y' * 1000)\nprint('x (target ≤ 1) MISSED')\nraise SystemExit(1)")
+    outcomes = [run_step(Step("chatty", "chatty", chatty), dict(os.environ)),
+                run_step(_script("after", [JUDGED[2][0]], 0), dict(os.environ))]
+    assert [o.status for o in outcomes] == [1, 0]
+    assert outcomes[0].verdicts == ["x (target ≤ 1) MISSED"] and outcomes[1].verdicts == [JUDGED[2][0]]
 
 
 def _checkout(tmp_path: Path, *, warm: int, test: int) -> Path:
@@ -202,3 +271,18 @@ def test_the_test_time_warms_then_times_make_test_and_judges_only_a_green_run(
     assert (checkout / "ran").exists() == (warm == 0)  # a failed warm-up times nothing
     if warm == 0:
         assert f"{QUOTED}3 passed in 0.01s" in out and "make test: 3 passed in 0.01s" in out
+
+
+def test_a_run_whose_reader_left_still_exits_with_its_own_status() -> None:
+    """Python flushes its output at exit: into a closed pipe that would end the run with status 120."""
+    bench_dir = Path(__file__).resolve().parents[1] / "benchmarks"
+    skip_all = [arg for step in STEPS for arg in ("--skip", step.key)]
+    code = f"import sys\nsys.path.insert(0, {str(bench_dir)!r})\nimport bench\nsys.exit(bench.main({skip_all!r}))"
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        run = subprocess.run([sys.executable, "-c", code], stdout=write, stderr=subprocess.PIPE, check=False,
+                             timeout=60)
+    finally:
+        os.close(write)
+    assert run.returncode == 0 and b"Exception ignored" not in run.stderr
