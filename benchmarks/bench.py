@@ -57,7 +57,7 @@ class Outcome:
     status: int = 0
     seconds: float = 0.0
     verdicts: list[str] = field(default_factory=list)
-    leftovers: int = 0
+    leftovers: list[str] = field(default_factory=list)
 
 
 QUOTED = "  | "
@@ -111,7 +111,7 @@ def run_step(step: Step, env: dict[str, str], grace: float = SURVIVORS_END_WITHI
             if process.poll() is None:  # a second interrupt, or a failure here: the step ends now
                 process.kill()
                 process.wait()
-            outcome.leftovers = len(end_leftovers(kept, grace))
+            outcome.leftovers = end_leftovers(kept, grace)
             echo.join(grace)
     if echo.is_alive():  # closing the pipe under the blocked reader would block on its lock: left open
         _show("\n(the step's output is still held open: its later lines are not counted)\n")
@@ -168,7 +168,7 @@ def summary(outcomes: Sequence[Outcome]) -> list[str]:
         if outcome.status != 0 and not any(verdict_of(v) == "MISSED" for v in outcome.verdicts):
             answer += " without a missed target: it failed, see its output"
         if outcome.leftovers:
-            answer += f"; it left {outcome.leftovers} processes running, ended after it"
+            answer += f"; it left {len(outcome.leftovers)} running, ended after it: {', '.join(outcome.leftovers)}"
         lines.append(f"  {outcome.step.key:<10} {answer} in {outcome.seconds:.0f}s")
     return lines
 

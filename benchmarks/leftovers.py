@@ -54,27 +54,50 @@ def children() -> set[int]:
     return found
 
 
-def end_leftovers(kept: set[int], grace: float) -> list[int]:
-    """End every child of this process outside `kept` (what a step left, adopted): SIGTERM once, SIGKILL once
-    `grace` seconds have passed, each reaped; again, as each one ended hands over its own children. Returns
-    the pids ended. Interrupted meanwhile, it SIGKILLs what is left at once before the interrupt goes on."""
-    ended: set[int] = set()
-    termed: set[int] = set()
-    deadline = time.monotonic() + grace
+SETTLE_S = 1.0
+"""How long what a step left gets to end by itself first: multiprocessing's resource tracker outlives the
+process it served by a moment, cleaning up after it, and ignores SIGTERM while it does."""
+
+
+def end_leftovers(kept: set[int], grace: float, settle: float = SETTLE_S) -> list[str]:
+    """End every child of this process outside `kept` (what a step left, adopted): what does not end by itself
+    within `settle` seconds gets SIGTERM once, and SIGKILL once `grace` more have passed; each is reaped; again,
+    as each one ended hands over its own children. Returns the command lines of those it had to signal.
+    Interrupted meanwhile, it SIGKILLs what is left at once before the interrupt goes on."""
+    signalled: dict[int, str] = {}
     try:
+        settled = time.monotonic() + settle
+        while (left := children() - kept) and time.monotonic() < settled:
+            _reap(left)
+            time.sleep(0.02)
+        deadline = time.monotonic() + grace
         while left := children() - kept:
             forced = time.monotonic() >= deadline
             for pid in left:
-                if forced or pid not in termed:
+                if forced or pid not in signalled:
+                    signalled.setdefault(pid, _command(pid))
                     with contextlib.suppress(ProcessLookupError):
                         os.kill(pid, signal.SIGKILL if forced else signal.SIGTERM)
-                    termed.add(pid)
-                with contextlib.suppress(ChildProcessError):
-                    os.waitpid(pid, os.WNOHANG)
-            ended |= left
+            _reap(left)
             time.sleep(0.02)
     except KeyboardInterrupt:
-        if grace:
-            end_leftovers(kept, 0)
+        if grace or settle:
+            end_leftovers(kept, 0, 0)
         raise
-    return sorted(ended)
+    return [signalled[pid] for pid in sorted(signalled)]
+
+
+def _reap(pids: set[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def _command(pid: int, width: int = 60) -> str:
+    """`pid`'s command line, cut to `width`, for the summary to name what was left running."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            command = cmdline.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return f"pid {pid}"
+    return command if len(command) <= width else command[: width - 1] + "…"

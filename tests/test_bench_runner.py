@@ -147,15 +147,29 @@ def test_what_a_step_leaves_running_is_ended_with_it(
     outcome = run_step(_leaves_a_child(pidfile, ignores_term=ignores_term, session=session, then=then),
                        dict(os.environ), grace=1.0)
     assert time.monotonic() - started < 30  # not the child's 120 s
-    assert outcome.status == status and outcome.verdicts == ["x (target ≤ 1) ok"] and outcome.leftovers == 1
+    assert outcome.status == status and outcome.verdicts == ["x (target ≤ 1) ok"]
+    assert len(outcome.leftovers) == 1 and outcome.leftovers[0].startswith(f"{sys.executable} -c import os")
     assert "\nchild up\n" in capfd.readouterr().out
     assert not _alive(int(pidfile.read_text()))  # ended and reaped here, not left to init
-    assert any("it left 1 processes running, ended after it" in line for line in summary([outcome]))
+    assert any(f"it left 1 running, ended after it: {sys.executable}" in line for line in summary([outcome]))
 
 
 def test_a_step_that_leaves_nothing_running_reports_nothing(capfd: pytest.CaptureFixture[str]) -> None:
     outcome = run_step(_script("clean", [JUDGED[2][0]], 0), dict(os.environ))
-    assert outcome.leftovers == 0 and not any("left" in line for line in summary([outcome]))
+    assert outcome.leftovers == [] and not any("left" in line for line in summary([outcome]))
+
+
+def test_a_child_that_ends_by_itself_soon_after_the_step_is_let_end(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """As multiprocessing's resource tracker does, cleaning up after its parent, deaf to SIGTERM meanwhile."""
+    done = tmp_path / "done"
+    child = (f"import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(0.3)\n"
+             f"open({str(done)!r}, 'w').close()")
+    code = f"import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', {child!r}])"
+    step = Step("tracker", "tracker", ("-c", code))
+    outcome = run_step(step, dict(os.environ), grace=0.0)
+    assert outcome.status == 0 and outcome.leftovers == [] and done.exists()
 
 
 def _stoppable(ready: Path, cleanup_s: float) -> Step:
