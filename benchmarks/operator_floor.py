@@ -137,6 +137,11 @@ class _Floor:
         self.api: KubeClient | None = None
         self.inside: list[KubeClient] = []
 
+    def management_client(self) -> KubeClient:
+        """The operator's client to the management API as the operator makes it, without its cache and metrics
+        (the operator's side of the subtraction); both engines send through one."""
+        return KubeClient(self.connection, field_manager=self.settings.field_manager, retry=self.settings.retry)
+
     async def tenant(self, namespace: str, *, as_kopf: bool = False) -> None:
         """The tenant's requests; `as_kopf`: kopf's finalizer patches first, as kopf sends them before the
         daemon starts (the `bare` engine)."""
@@ -178,8 +183,7 @@ def _registry(floor: _Floor) -> kopf.OperatorRegistry:
     @kopf.on.startup(registry=registry)
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure_kopf(settings, Shard())
-        floor.api = await KubeClient(floor.connection, field_manager=floor.settings.field_manager,
-                                     retry=floor.settings.retry).__aenter__()
+        floor.api = await floor.management_client().__aenter__()
 
     @kopf.on.cleanup(registry=registry)
     async def close(**_: Any) -> None:
@@ -277,8 +281,7 @@ async def _floor(pipe: Any, kubeconfig: dict[str, Any], replay_path: Path, engin
 async def _bare(floor: _Floor, stop: asyncio.Event, ready: asyncio.Event) -> None:
     """Every tenant's requests, kopf's finalizer patches included, from a task each: no engine at all."""
     tune_collector()
-    async with KubeClient(floor.connection, field_manager=floor.settings.field_manager,
-                          retry=floor.settings.retry) as api:
+    async with floor.management_client() as api:
         floor.api = api
         tasks = [asyncio.create_task(floor.tenant(namespace, as_kopf=True)) for namespace in floor.replay]
         ready.set()
