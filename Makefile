@@ -103,8 +103,9 @@ mutation: $(VENV)/.installed-dev
 # under its create figure, on kopf and without it (about nine minutes on 2 cores, seeding the world through
 # the API three times a third of it), then 10,000 tenants over 8 shards on the emulators (about ten minutes
 # more, 5 GiB for the emulators' process), then `make test` timed with its caches warm (about four). Exits 1
-# when any step exited 1: a missed target (the 10,000-tenant run's time against 561 s is judged but never
-# fails it: a figure of another machine) or a failure; `--skip KEY` leaves steps out when run by hand.
+# when any step exited non-zero: a missed target (the 10,000-tenant run's time against 561 s is judged but
+# never fails it: a figure of another machine) or a failure; 128+N when signal N stopped it (130 on Ctrl-C),
+# its summary printed all the same. `--skip KEY` leaves steps out when run by hand.
 bench: envtest $(VENV)/.installed-dev
 	TENANTCTL_SHARED=$(abspath $(SHARED)) $(BIN)/python benchmarks/bench.py
 

@@ -32,7 +32,7 @@ JUDGED = [
     ("  shard 3/8: 1250 tenants, peak 290 MiB (target ≤ 300) ok, CPU 41.0s at create, 2.9 ms", "ok"),
     ("time to converge: 482.2s from spawn (emulators' CPU 414.1s = 86% of it; shards' CPU 312.2s); (target < "
      "issue 41's 561s, measured on another machine: judged here, never the exit code) MISSED", "MISSED"),
-    ("make test wall time, caches warm: 223s on 2 CPUs (target ≤ 360s) MISSED", "MISSED"),
+    ("make test wall time, caches warm: 423s on 2 CPUs (target ≤ 360s) MISSED", "MISSED"),
 ]
 NOT_JUDGED = [
     "floor: import typer: 61 ms = 5.2x bare, 0.64x `import typer, pydantic, yaml` (no target: what it costs)",
