@@ -263,6 +263,19 @@ def _pool(path: str, value: Any) -> Mutation:
     return mutate
 
 
+def _by_template_id(path: str, value: Any) -> Mutation:
+    """`_pool`'s plant in a pool that selects its template by templateID instead of templateTags."""
+    plant = _pool(path, value)
+
+    def mutate(docs: Docs, observed: Docs) -> None:
+        proxmox = doc(docs, "NodePool")["spec"]["proxmox"]
+        del proxmox["templateTags"]
+        proxmox["templateID"] = 9000
+        plant(docs, observed)
+
+    return mutate
+
+
 def _obs(path: str, value: str) -> Mutation:
     def mutate(docs: Docs, observed: Docs) -> None:
         target = observed[0]
@@ -292,7 +305,8 @@ PLANTS: list[tuple[str, str, Mutation]] = [
         "spec.proxmox.csi.storageClasses[0].storage",
         _tc("spec.proxmox.csi.storageClasses.0.storage", TOKEN_HEADER),
     ),
-    (PX, "NodePool.spec.proxmox.sourceNode", _pool("spec.proxmox.sourceNode", TOKEN_ID)),
+    # sourceNode reaches the render only beside templateID (beside templateTags capmox refuses it).
+    (PX, "NodePool.spec.proxmox.sourceNode", _by_template_id("spec.proxmox.sourceNode", TOKEN_ID)),
     (PX, "NodePool.spec.proxmox.pool", _pool("spec.proxmox.pool", TOKEN_UUID)),
     (PX, "NodePool.spec.proxmox.network.bridge", _pool("spec.proxmox.network.bridge", TOKEN_HEADER)),
     (PX, "NodePool.spec.proxmox.templateTags", _pool("spec.proxmox.templateTags", [TOKEN_UUID])),

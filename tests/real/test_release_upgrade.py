@@ -147,16 +147,30 @@ async def test_an_operator_upgrade_on_an_unchanged_spec_rolls_nothing_and_moves_
     assert plan.exit_code == 0, plan.output
     verdicts = {f"{t['namespace']}/{t['name']}": t for t in yaml.safe_load(plan.stdout)["tenants"]}
     verdict = verdicts[f"{ns}/{name}"]
-    assert verdict["verdict"] in ("none", "re-apply"), verdict
     written_before = _resource_versions(admin, render, ns)
+    if substrate == "proxmox":
+        # Both releases wrote sourceNode beside templateSelector, which capmox's ProxmoxMachine CRD refuses on
+        # every clone: the pool never had a worker, so its template is not kept. It rolls once, said first.
+        assert verdict["verdict"] == "roll", verdict
+        assert verdict["why"][0].startswith("pool md0 rolls once: sourceNode left out beside templateSelector")
+    else:
+        assert verdict["verdict"] in ("none", "re-apply"), verdict
     async with running_operator(operator_connection(management), FAST) as ctx:
         await eventually(lambda: _passed(ctx, (ns, name)), 90, what="a pass of the upgraded operator")
         await one_more_pass(ctx, (ns, name))
-    assert _what_rolls(admin, substrate, ns, name) == before
-    written = {ref for ref, version in _resource_versions(admin, render, ns).items()
-               if written_before.get(ref) != version}
-    planned = {line.rsplit(" ", 1)[-1] for line in verdict["why"]}
-    assert written <= planned, f"the operator wrote what plan --against-release did not say: {written - planned}"
+    after = _what_rolls(admin, substrate, ns, name)
+    if substrate == "proxmox":
+        (md,) = after["machineDeployments"].values()
+        template = after["templates"][md["spec"]["infrastructureRef"]["name"]]["template"]["spec"]
+        assert "sourceNode" not in template and "templateSelector" in template, template
+        assert md["spec"]["version"] == next(m["spec"]["version"] for m in before["machineDeployments"].values())
+        assert after["controlPlane"] == before["controlPlane"]
+    else:
+        assert after == before
+        written = {ref for ref, version in _resource_versions(admin, render, ns).items()
+                   if written_before.get(ref) != version}
+        planned = {line.rsplit(" ", 1)[-1] for line in verdict["why"]}
+        assert written <= planned, f"the operator wrote what plan --against-release did not say: {written - planned}"
     status = _tenant(admin, ns, name).get("status") or {}
     assert condition(_tenant(admin, ns, name), "Applied").get("status") == "True", status
     table = KUBERNETES_PATCHES["v1.33"]
@@ -171,7 +185,8 @@ async def test_an_operator_upgrade_on_an_unchanged_spec_rolls_nothing_and_moves_
                                                                        "json", "--kubeconfig", kubeconfig])
         assert f"patch {table}" in described.stdout, described.output
     if release == BEFORE_VERSION_TAG and substrate == "proxmox":
-        assert "owner tags" in " ".join(status["pending"]["render"]), status
+        # It rolled with every change at once: nothing waits for a next roll.
+        assert not (status.get("pending") or {}).get("render"), status
         assert condition(_tenant(admin, ns, name), "Deprecated").get("status") == "True"
         assert "templateTags[0]" in condition(_tenant(admin, ns, name), "Deprecated")["message"]
 

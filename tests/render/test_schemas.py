@@ -48,10 +48,13 @@ def test_validate_command_on_the_proxmox_example(shared: Path) -> None:
     ])
     assert result.exit_code == 0, result.stderr
     found = re.fullmatch(r"ok: (\d+) objects checked \((\d+) against Kubernetes \S+ core schemas, (\d+) against "
-                         r"the CRDs in \S+\)\n", result.stdout)
+                         r"the CRDs in \S+; (\d+) objects their controllers build from them, judged too\)\n",
+                         result.stdout)
     assert found, result.stdout
-    total, core, crds = map(int, found.groups())
+    total, core, crds, derived = map(int, found.groups())
     assert total == core + crds == _proxmox_objects() and core > 0 and crds > 0
+    # The Machine, ProxmoxMachine and TalosConfig Cluster API builds from the example's one pool.
+    assert derived == 3
     assert "not checked" not in result.stderr
 
 

@@ -5,6 +5,9 @@ A machine template is named by its content, so a release that renders one differ
 the MachineDeployment rolls. On a live pool the operator keeps the template the pool runs (rendering it
 at the newest level whose template is the live one) until the pool rolls for a reason of its own; then
 every change of this table reaches it at once. CHANGES.md says when each came and why.
+
+A level that fixes a template which could never produce a machine is `kept=False`: a pool it applies to
+is never held below it, since keeping would keep a pool that cannot create a worker. It rolls once.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 
 from tenantctl.spec import NodePool
 
-__all__ = ["CURRENT_LEVEL", "LEVELS", "RenderLevel", "pool_at_level"]
+__all__ = ["CURRENT_LEVEL", "LEVELS", "RenderLevel", "pool_at_level", "unkept_above"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,10 @@ class RenderLevel:
     change: str
     before: Callable[[NodePool], NodePool]
     """The pool, as rendered before this level: the same spec with the change turned off."""
+    kept: bool = True
+    """False: the render before this level cannot produce a machine, so no pool is held below it."""
+    applies: Callable[[NodePool], bool] = lambda _pool: True
+    """Which pools the change touches (an unkept level rolls only these)."""
 
 
 def _without_owner_tags(pool: NodePool) -> NodePool:
@@ -35,9 +42,20 @@ def _without_owner_tags(pool: NodePool) -> NodePool:
         "proxmox": px.model_copy(update={"owner_tags": False})})})
 
 
+def _selects_by_tags(pool: NodePool) -> bool:
+    px = pool.spec.proxmox
+    return px is not None and px.template_tags is not None
+
+
 LEVELS: tuple[RenderLevel, ...] = (
     RenderLevel(1, "3c5c6f1", "owner tags on every VM (tenantctl, tenant.<namespace>.<cluster>, nodepool.<pool>)",
                 _without_owner_tags),
+    # The render before it wrote sourceNode beside templateSelector: every ProxmoxMachine Cluster API cloned
+    # from that template was refused by capmox's CRD, so it never made a worker. Nothing to keep: `before`
+    # is the pool as it is, since no level below is ever rendered for a pool this applies to.
+    RenderLevel(2, "Unreleased", "sourceNode left out beside templateSelector: capmox v0.7.7's ProxmoxMachine CRD "
+                "refuses the two together, so no machine could be cloned from the template",
+                lambda pool: pool, kept=False, applies=_selects_by_tags),
 )
 CURRENT_LEVEL = max(row.level for row in LEVELS)
 
@@ -48,3 +66,10 @@ def pool_at_level(pool: NodePool, level: int) -> NodePool:
         if row.level > level:
             pool = row.before(pool)
     return pool
+
+
+def unkept_above(pool: NodePool, level: int) -> RenderLevel | None:
+    """The newest level above `level` that is never kept and touches `pool`: holding the pool at `level`
+    would keep a template that cannot produce a machine (None: holding it there is sound)."""
+    found = [row for row in LEVELS if row.level > level and not row.kept and row.applies(pool)]
+    return max(found, key=lambda r: r.level) if found else None

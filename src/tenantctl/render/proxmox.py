@@ -126,11 +126,16 @@ def _machine_spec(
 ) -> dict[str, Any]:
     px = pool.spec.proxmox
     assert px is not None, "checked by the spec: proxmox pools have a proxmox block"
-    spec: dict[str, Any] = {"sourceNode": px.source_node}
+    spec: dict[str, Any] = {}
     if px.template_tags is not None:
+        # The selector alone: capmox v0.7.7's ProxmoxMachine CRD refuses sourceNode beside it
+        # (`[has(self.sourceNode), has(self.templateSelector)].exists_one(c, c)`), a rule its template CRD
+        # lacks, so only the ProxmoxMachine Cluster API clones would be refused. capmox clones from the
+        # selected template's own node; sourceNode stays in the spec as where `doctor` expects it.
         node = group.node if px.per_node_templates else None
         spec["templateSelector"] = {"matchTags": template_match_tags(px.template_tags, talos_version, node)}
     else:
+        spec["sourceNode"] = px.source_node
         spec["templateID"] = px.template_id
     # Always explicit: capmox's CRD defaults `full` to true, which would silently copy whole disks.
     spec["full"] = px.full

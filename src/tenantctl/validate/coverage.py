@@ -13,6 +13,7 @@ from typing import Any
 
 from tenantctl.validate.core import DEFAULT_KUBERNETES_VERSION, has_core_schema, is_builtin_api_version, schema_version
 from tenantctl.validate.crds import SchemaCatalog
+from tenantctl.validate.derived import derived_objects
 
 __all__ = ["Coverage", "schema_coverage"]
 
@@ -25,6 +26,8 @@ class Coverage:
     crds: int
     unchecked: Counter[str] = field(default_factory=Counter)
     kubernetes: str = ""
+    derived: int = 0
+    """Objects a controller builds from the rendered ones (`validate.derived`), judged by their CRDs too."""
 
     @property
     def checked(self) -> int:
@@ -33,7 +36,8 @@ class Coverage:
     def summary(self, catalog: SchemaCatalog | None) -> str:
         against = f"{self.core} against Kubernetes {self.kubernetes} core schemas"
         crds = f"{self.crds} against the CRDs in {catalog.describe()}" if catalog else "no upstream CRDs"
-        return f"{self.checked} objects checked ({against}, {crds})"
+        built = f"; {self.derived} objects their controllers build from them, judged too" if self.derived else ""
+        return f"{self.checked} objects checked ({against}, {crds}{built})"
 
     def gap(self, catalog: SchemaCatalog | None) -> str:
         """`17 objects not checked: no CRD in … for …`, or without a catalog how to get one; empty when
@@ -52,8 +56,9 @@ def schema_coverage(
     catalog: SchemaCatalog | None,
     kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
 ) -> Coverage:
-    """Count the objects each judge of `validate_objects` has a schema for; the rest by `apiVersion Kind`."""
-    core = crds = 0
+    """Count the objects each judge of `validate_objects` has a schema for; the rest by `apiVersion Kind`
+    (with a catalog, also what controllers build from them: a derived kind without its CRD is a gap)."""
+    core = crds = derived = 0
     unchecked: Counter[str] = Counter()
     for obj in objects:
         api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
@@ -63,6 +68,13 @@ def schema_coverage(
         else:
             judged = catalog is not None and catalog.lookup(api_version, kind) is not None
             crds += judged
+            if judged and catalog is not None:
+                for built in derived_objects(obj, kind):
+                    key = (built.obj["apiVersion"], built.obj["kind"])
+                    if catalog.lookup(*key) is None:
+                        unchecked[" ".join(key)] += 1
+                    else:
+                        derived += 1
         if not judged:
             unchecked[f"{api_version} {kind}"] += 1
-    return Coverage(core, crds, unchecked, schema_version(kubernetes_version))
+    return Coverage(core, crds, unchecked, schema_version(kubernetes_version), derived)

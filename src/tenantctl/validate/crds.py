@@ -81,6 +81,22 @@ class SchemaCatalog:
         keys = tuple(_dir_key(Path(d)) for d in dirs)
         return _catalog(keys)
 
+    @classmethod
+    def from_documents(cls, crds: Sequence[Mapping[str, Any]], origin: str) -> SchemaCatalog:
+        """A catalog of CRD objects as an API server serves them (`origin` says where, in messages)."""
+        source = Path(origin)
+        versions: list[CrdVersion] = []
+        problems: list[Problem] = []
+        for crd in crds:
+            try:
+                versions.extend(_versions(crd, source))
+            except (KeyError, TypeError, ValueError) as exc:
+                problems.append(Problem(f"{origin}: {(crd.get('metadata') or {}).get('name')}",
+                                        f"malformed CustomResourceDefinition: {exc!r}"))
+        if problems:
+            raise InvalidInput(problems)
+        return cls([source], versions)
+
     def has(self, api_version: str, kind: str) -> bool:
         return (api_version, kind) in self._index
 

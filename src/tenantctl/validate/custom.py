@@ -57,8 +57,10 @@ def compiled_version(version: CrdVersion) -> CompiledVersion:
         return _compiled.setdefault(version, built)
 
 
-def validate_custom_object(obj: Mapping[str, Any], label: str, catalog: SchemaCatalog) -> list[Problem]:
-    """Problems of one object whose kind a CRD should define."""
+def validate_custom_object(obj: Mapping[str, Any], label: str, catalog: SchemaCatalog, *,
+                           check_metadata: bool = True) -> list[Problem]:
+    """Problems of one object whose kind a CRD should define (`check_metadata`: also its name and
+    labels' syntax; off for an object a controller derives, whose metadata is its source's)."""
     api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
     version = catalog.lookup(api_version, kind)
     if version is None:
@@ -79,7 +81,9 @@ def validate_custom_object(obj: Mapping[str, Any], label: str, catalog: SchemaCa
     problems.extend(problems_from_errors(label, errors))
     if rules_skipped:
         problems.append(Problem(label, _RULES_NOT_CHECKED, Severity.WARNING))
-    problems.extend(metadata_problems(label, obj, name_rule=NameRule.DNS_SUBDOMAIN, namespaced=version.namespaced))
+    if check_metadata:
+        problems.extend(metadata_problems(label, obj, name_rule=NameRule.DNS_SUBDOMAIN,
+                                          namespaced=version.namespaced))
     return problems
 
 

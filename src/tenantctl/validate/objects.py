@@ -14,9 +14,10 @@ from tenantctl.problems import Problem, Severity
 from tenantctl.validate.core import DEFAULT_KUBERNETES_VERSION, is_builtin_api_version, validate_core_object
 from tenantctl.validate.crds import SchemaCatalog
 from tenantctl.validate.custom import validate_custom_object
+from tenantctl.validate.derived import derived_objects
 from tenantctl.validate.paths import field_path, object_label, short_value
 
-__all__ = ["validate_objects"]
+__all__ = ["derived_problems", "validate_objects"]
 
 
 def validate_objects(
@@ -46,9 +47,34 @@ def validate_objects(
                 found = validate_core_object(obj, label, kubernetes_version)
         elif catalog is not None:
             found = validate_custom_object(obj, label, catalog)
+            found += _derived_problems(obj, label, catalog, found)
         # Within an object: errors by field path, then warnings, so a report reads top to bottom.
         problems.extend(sorted(found, key=lambda p: (p.severity is Severity.WARNING, p.path)))
     return problems
+
+
+def derived_problems(objects: Iterable[Mapping[str, Any]], catalog: SchemaCatalog) -> list[Problem]:
+    """Only what controllers build from `objects`, judged: where the objects themselves are judged by the
+    API server they are applied to (the operator), and the objects built from them are not, until then."""
+    return [problem for index, obj in enumerate(objects)
+            for problem in _derived_problems(obj, object_label(obj, index), catalog, [])]
+
+
+def _derived_problems(obj: Mapping[str, Any], label: str, catalog: SchemaCatalog,
+                      own: list[Problem]) -> list[Problem]:
+    """Problems of what a controller builds from `obj`, named at `obj`'s field; those the source's own CRD
+    already reported there (the same rule on the same field) are not said twice."""
+    said = {(p.path, p.message) for p in own}
+    out: list[Problem] = []
+    for derived in derived_objects(obj, label):
+        if catalog.lookup(derived.obj["apiVersion"], derived.obj["kind"]) is None:
+            # Judging what is built needs its CRD; the catalog's coverage says which kinds it lacks.
+            continue
+        for problem in validate_custom_object(derived.obj, derived.label, catalog, check_metadata=False):
+            if (problem.path, problem.message) in said or problem.severity is not Severity.ERROR:
+                continue
+            out.append(Problem(problem.path, f"{derived.why} is refused: {problem.message}", problem.severity))
+    return out
 
 
 def _identity_problems(obj: Mapping[str, Any], label: str) -> list[Problem]:

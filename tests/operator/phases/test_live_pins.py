@@ -1,8 +1,9 @@
 """A live pool keeps the machine template an earlier release rendered, until the spec changes its machines.
 
 The live MachineDeployment is the one a21db75 rendered (from the compatibility corpus): before the
-owner tags. Today's render would name another template; `keep_live_templates` renders the pool at the
-level whose template is the live one, unless the spec asks for a roll of its own.
+owner tags, and with sourceNode beside templateSelector (a template no machine can be cloned from, so it
+is never kept). Today's render would name another template; `keep_live_templates` renders the pool at the
+level whose template is the live one, unless the spec asks for a roll of its own or the level is unkept.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import yaml
 from compat.corpus import renders
 from tenantctl.operator.phases.live_pins import effective_version, keep_live_templates, template_refs
 from tenantctl.render import render_cluster
-from tenantctl.render.levels import CURRENT_LEVEL, LEVELS, pool_at_level
+from tenantctl.render.levels import CURRENT_LEVEL, LEVELS, pool_at_level, unkept_above
 from tenantctl.spec import NodePool, TenantCluster, parse_observed, parse_tenant_documents
 from tenantctl.spec.patch_policy import PatchUpgrades, PatchWindow
 
@@ -53,14 +54,45 @@ def _mds(objects: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return [template_refs(o) for o in objects if o["kind"] == "MachineDeployment"]
 
 
-def test_an_unchanged_pool_keeps_the_template_its_release_rendered_and_says_what_waits() -> None:
+def test_a_pool_selecting_by_tags_never_keeps_a_template_that_cannot_make_a_machine() -> None:
+    """a21db75's template wrote sourceNode beside templateSelector, which capmox's ProxmoxMachine CRD refuses
+    on every clone: keeping it would keep a pool without workers. It rolls once and says why."""
     kept = _kept(*_spec())
-    assert _mds(kept.objects) == [template_refs(md) for md in LIVE]
-    live_template = LIVE[0]["spec"]["template"]["spec"]["infrastructureRef"]["name"]
+    assert _mds(kept.objects) != [template_refs(md) for md in LIVE]
+    assert kept.waiting == ()
+    (rolling,) = kept.rolling
+    assert rolling.startswith("pool md0 rolls once: sourceNode left out beside templateSelector"), rolling
+    assert "(since Unreleased)" in rolling and "not kept" in rolling
     template = next(o for o in kept.objects if o["kind"] == "ProxmoxMachineTemplate")
-    assert template["metadata"]["name"] == live_template
+    assert "sourceNode" not in template["spec"]["template"]["spec"]
+    assert "tenantctl" in template["spec"]["template"]["spec"]["tags"], "every change rides with the roll"
+
+
+def _by_template_id(docs: list[dict[str, Any]]) -> None:
+    proxmox = next(d for d in docs if d["kind"] == "NodePool")["spec"]["proxmox"]
+    del proxmox["templateTags"]
+    proxmox["templateID"] = 9000
+
+
+def test_a_pool_cloning_by_template_id_keeps_the_template_rendered_before_the_owner_tags() -> None:
+    """The sourceNode change does not touch a templateID pool: it is held at level 0 (no owner tags), which
+    is what a release before 3c5c6f1 rendered, and only the owner tags wait for its next roll."""
+    cluster, pools = _spec(_by_template_id)
+    observed_path = RENDER.observed_path()
+    assert observed_path is not None
+    observed = next(iter(parse_observed([d for d in yaml.safe_load_all(observed_path.read_text()) if d]).values()))
+    before = render_cluster(cluster, [pool_at_level(p, 0) for p in pools], observed)
+    live = [o for o in before if o["kind"] == "MachineDeployment"]
+    kept = keep_live_templates(pools, render_cluster(cluster, pools, observed), live,
+                               lambda _, at: render_cluster(cluster, at, observed))
+    assert _mds(kept.objects) == [template_refs(md) for md in live] != _mds(render_cluster(cluster, pools, observed))
+    template = next(o for o in kept.objects if o["kind"] == "ProxmoxMachineTemplate")
+    machine = template["spec"]["template"]["spec"]
+    assert machine["sourceNode"] == "pve1" and machine["templateID"] == 9000 and "tags" not in machine
     (waiting,) = kept.waiting
     assert "pool md0" in waiting and "owner tags" in waiting and "3c5c6f1" in waiting
+    assert "sourceNode" not in waiting, "a change that does not touch the pool is not said to wait"
+    assert kept.rolling == ()
 
 
 def test_a_pool_whose_machines_change_rolls_once_with_every_change() -> None:
@@ -98,8 +130,20 @@ def test_each_level_turns_off_only_its_own_change() -> None:
     pool = pools[0]
     assert pool_at_level(pool, CURRENT_LEVEL) == pool
     assert pool.spec.proxmox is not None and pool.spec.proxmox.owner_tags
-    below = pool_at_level(pool, CURRENT_LEVEL - 1)
+    # Level 2 (sourceNode) is never kept: the pool below it is the pool as it is, and never rendered there.
+    assert pool_at_level(pool, 1) == pool
+    below = pool_at_level(pool, 0)
     assert below.spec.proxmox is not None and not below.spec.proxmox.owner_tags
     assert below.model_copy(update={"spec": below.spec.model_copy(update={"proxmox": pool.spec.proxmox})}) == pool
     assert [row.level for row in LEVELS] == list(range(1, CURRENT_LEVEL + 1))
     assert copy.deepcopy(pool) == pool, "the pool itself is left alone"
+
+
+def test_an_unkept_level_holds_back_only_the_pools_it_touches() -> None:
+    _, by_tags = _spec()
+    _, by_id = _spec(_by_template_id)
+    (sourcenode,) = [row for row in LEVELS if not row.kept]
+    assert unkept_above(by_tags[0], sourcenode.level - 1) == sourcenode
+    assert unkept_above(by_tags[0], 0) == sourcenode
+    assert unkept_above(by_tags[0], sourcenode.level) is None
+    assert unkept_above(by_id[0], 0) is None

@@ -79,6 +79,8 @@ class TenantPlan:
     changes: list[Change] = field(default_factory=list)
     spec_unchanged: bool = False
     waiting: str = ""
+    rolling: list[str] = field(default_factory=list)
+    """Pools whose live machine template this release does not keep, and why (`keep_live_templates`)."""
     upgrade: list[str] = field(default_factory=list)
     """The stages the operator would run, in order, with the workers each replaces (empty: none)."""
     capacity: list[str] = field(default_factory=list)
@@ -271,6 +273,7 @@ async def plan_cluster(
     plan.desired = list(desired)
     if held.waiting:
         plan.pending["render"] = list(held.waiting)
+    plan.rolling = list(held.rolling)
     live_kcp = next((o for (k, _), o in live.items() if _split(k)[1] == "KamajiControlPlane"), None)
     wanted_kcp = next((o for o in desired if o["kind"] == "KamajiControlPlane"), None)
     if live_kcp is not None and wanted_kcp is not None:
@@ -401,6 +404,7 @@ def render_text(plans: Sequence[TenantPlan]) -> str:
             lines.append("  !! WORKERS WILL ROLL WITHOUT A SPEC CHANGE: this tenantctl renders new machine templates")
             lines.append("  !! for an input the cluster already holds; every worker of these pools is replaced:")
             lines += [f"  !!   {c.note}" for c in plan.rotations]
+        lines += [f"  !! {line}" for line in plan.rolling]
         lines += [f"  !! {line}" for line in plan.capacity]
         lines += [f"  !! {line}" for line in plan.kamaji]
         if plan.pending.get("kubernetes"):

@@ -57,7 +57,7 @@ def _rolling_lines(kind: str, diff: Sequence[str]) -> list[str]:
 
 def judge(plan: TenantPlan) -> tuple[Verdict, list[str]]:
     """A plan of an unchanged spec, as the verdict on the release and the changes that decide it."""
-    rolls = [f"{c.ref}: {c.note}" for c in plan.rotations]
+    rolls = [*plan.rolling, *(f"{c.ref}: {c.note}" for c in plan.rotations)]
     rolls += [f"{c.ref} {line.strip()}" for c in plan.changes if c.action is Action.UPDATE
               for line in _rolling_lines(c.kind, c.diff)]
     rolls += plan.upgrade

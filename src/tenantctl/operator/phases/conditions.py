@@ -99,6 +99,8 @@ class Reason(StrEnum):
     """The control plane and every pool run the spec's versions."""
     PATCH_PENDING = "PatchPending"
     """A newer patch of the tenant's minor waits for its patch policy (status.pending)."""
+    TEMPLATE_NOT_KEPT = "TemplateNotKept"
+    """An Event: a live pool's machine template this release cannot keep (it could make no machine)."""
     DEPRECATED_SPELLING = "DeprecatedSpelling"
     """The spec uses a deprecated spelling; the message names each field and its replacement."""
     CURRENT_SPELLING = "CurrentSpelling"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tenantctl.render.levels import CURRENT_LEVEL, LEVELS, pool_at_level
+from tenantctl.render.levels import CURRENT_LEVEL, LEVELS, pool_at_level, unkept_above
 from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.patch_policy import PatchChoice, PatchUpgrades, choose_patch, patch_policy
@@ -75,6 +75,8 @@ class KeptTemplates:
     objects: list[Obj]
     waiting: tuple[str, ...]
     """Per pool kept at an earlier level: the render changes that wait for its next roll."""
+    rolling: tuple[str, ...] = ()
+    """Per pool that rolls although its spec did not change: why its live template cannot be kept."""
 
 
 def keep_live_templates(
@@ -87,10 +89,12 @@ def keep_live_templates(
 
     The pool is rendered (`render_pool(name, pools)`) at the newest earlier level (render.levels) whose
     MachineDeployments name the templates the live ones do; if none does, the spec changed what the
-    machines are, the pool rolls anyway, and it takes every change at once.
+    machines are, the pool rolls anyway, and it takes every change at once. Nothing is held below a level
+    that is never kept (`render.levels.unkept_above`): that pool rolls once, and `rolling` says why.
     """
     live = live_refs(live_deployments)
     waiting: list[str] = []
+    rolling: list[str] = []
     for pool in pools:
         name = pool.metadata.name
         mds = [o for o in objects if o.get("kind") == "MachineDeployment" and pool_of(o) == name]
@@ -99,13 +103,19 @@ def keep_live_templates(
         if all(template_refs(o) == live[o["metadata"]["name"]] for o in mds):
             continue
         for level in range(CURRENT_LEVEL - 1, -1, -1):
+            unkept = unkept_above(pool, level)
+            if unkept is not None:
+                rolling.append(f"pool {name} rolls once: {unkept.change} (since {unkept.since}); its live "
+                               "machine template is not kept")
+                break
             at_level = [pool_at_level(p, level) if p.metadata.name == name else p for p in pools]
             old = [o for o in render_pool(name, at_level) if pool_of(o) == name]
             old_mds = [o for o in old if o.get("kind") == "MachineDeployment"]
             if old_mds and all(live.get(o["metadata"]["name"]) == template_refs(o) for o in old_mds):
                 objects = swap_pools(objects, {name}, old)
-                changes = "; ".join(f"{row.change} (since {row.since})" for row in LEVELS if row.level > level)
+                changes = "; ".join(f"{row.change} (since {row.since})" for row in LEVELS
+                                    if row.level > level and row.applies(pool))
                 waiting.append(f"pool {name} keeps its machine template until it rolls for a change of its own: "
                                f"{changes}")
                 break
-    return KeptTemplates(objects, tuple(waiting))
+    return KeptTemplates(objects, tuple(waiting), tuple(rolling))

@@ -31,6 +31,7 @@ from tenantctl.operator.phases.backup_freshness import BackupCheck, backup_fresh
 from tenantctl.operator.phases.bootstrap import BootstrapResult, bootstrap_tenant
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.credentials import CredentialsCheck, check_credentials
+from tenantctl.operator.phases.derived import DerivedJudge
 from tenantctl.operator.phases.events import Recorder
 from tenantctl.operator.phases.live_pins import (
     effective_version,
@@ -88,6 +89,8 @@ class Scope:
     """The operator's open tenant clients (None: one client per pass)."""
     kamaji: KamajiSchema | None = None
     """The operator's shared verdict on the installed Kamaji (None: read it in this pass)."""
+    derived: DerivedJudge | None = None
+    """The operator's shared judge of what Cluster API builds from a render (None: read the CRDs now)."""
     kamaji_release: KamajiRelease = DEFAULT_KAMAJI
     """The management cluster's Kamaji release: which Kubernetes minors a tenant may run."""
     platform: PlatformSettings = field(default_factory=PlatformSettings)
@@ -267,9 +270,11 @@ async def _apply(scope: Scope) -> ApplyResult:
         # The same inputs, live machine templates included, keep what the verified pass found waiting.
         scope.waiting_for_roll = tuple((scope.current_status.get("pending") or {}).get("render") or ())
         return ApplyResult(kinds=list(scope.verified.kinds), verified=scope.verified)
+    objects = _render(scope, scope.observation.observed)
+    await (scope.derived or DerivedJudge()).refuse(scope.api, objects)
     return await apply_inventory(
         scope.api,
-        _render(scope, scope.observation.observed),
+        objects,
         cluster=cluster,
         namespace=namespace,
         previous_kinds=previous_kinds,
@@ -348,6 +353,9 @@ def _keep_live_templates(scope: Scope, objects: list[Obj], observed: ObservedSta
 
     kept = keep_live_templates(scope.pools, objects, scope.live_deployments, render_pool)
     scope.waiting_for_roll = kept.waiting
+    for line in kept.rolling:
+        # Said once: the pass after the roll renders what is live, so the pool is no longer listed.
+        scope.recorder.info(str(Reason.TEMPLATE_NOT_KEPT), line)
     return kept.objects
 
 

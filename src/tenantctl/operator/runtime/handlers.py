@@ -26,6 +26,7 @@ from tenantctl.operator.kube.client import APIError, Connection, KubeClient, Not
 from tenantctl.operator.kube.tenants import TenantClients
 from tenantctl.operator.phases.apply import Verified
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
+from tenantctl.operator.phases.derived import DerivedJudge
 from tenantctl.operator.phases.events import object_logger
 from tenantctl.operator.phases.platform import PLATFORMS, PlatformReader, PlatformSettings
 from tenantctl.operator.phases.reconcile import PassResult, Scope, reconcile, status_patch
@@ -197,6 +198,7 @@ class OperatorContext:
     _wakeups: dict[Key, asyncio.Event] = field(default_factory=dict)
     tenant_clients: TenantClients = field(default_factory=TenantClients)
     kamaji: KamajiSchema = field(default_factory=KamajiSchema)
+    derived: DerivedJudge = field(default_factory=DerivedJudge)
     platform: PlatformReader = field(default_factory=PlatformReader)
     passes: Counter[Key] = field(default_factory=Counter)
     """Completed passes per cluster: what a test or the benchmark waits on."""
@@ -243,6 +245,7 @@ class OperatorContext:
         await self._api.__aenter__()
         self._gate = asyncio.Semaphore(self.settings.concurrent_passes)
         self.kamaji = KamajiSchema(ttl=self.settings.resync_interval)
+        self.derived = DerivedJudge(ttl=self.settings.resync_interval)
         self.platform = PlatformReader(self.settings.platform_name)
         if self.settings.metrics is not None:
             self._metrics_server = await self.metrics.serve(self.settings.metrics)
@@ -440,7 +443,7 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
     platform = await ctx.platform.settings(api)
     scope = Scope(
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
-        tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji, platform=platform,
+        tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji, derived=ctx.derived, platform=platform,
         kamaji_release=await kamaji_release(ctx, api, platform), verified=ctx.verified.get(key),
     )
     result = await reconcile(scope)
