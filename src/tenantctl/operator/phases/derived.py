@@ -62,16 +62,18 @@ class DerivedJudge:
             self._read = (now, built)
             return built
 
-    async def refuse(self, api: KubeClient, objects: Sequence[Mapping[str, Any]]) -> None:
-        """Raise InvalidInput naming each template field whose derived object its CRD refuses.
+    async def problems(self, api: KubeClient, objects: Sequence[Mapping[str, Any]]) -> list[Problem]:
+        """Each template field whose derived object its CRD refuses, named at the template.
 
         A CRD that cannot be read leaves the judging to the clone (the apply's own errors say why)."""
         try:
             catalog = await self.catalog(api)
         except APIError:
-            return
-        if catalog is None:
-            return
-        problems: list[Problem] = derived_problems(objects, catalog)
+            return []
+        return derived_problems(objects, catalog) if catalog is not None else []
+
+    async def refuse(self, api: KubeClient, objects: Sequence[Mapping[str, Any]]) -> None:
+        """Raise InvalidInput with `problems`, if any: the pass applies nothing."""
+        problems = await self.problems(api, objects)
         if problems:
             raise InvalidInput(problems)

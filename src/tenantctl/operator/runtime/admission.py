@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tenantctl.operator.kube.client import KubeClient, Resource
+from tenantctl.operator.phases.derived import DerivedJudge
 from tenantctl.problems import InvalidInput, Problem, Problems, Severity
+from tenantctl.render import render_tenant
 from tenantctl.spec import parse_tenant_documents
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import (
@@ -108,8 +110,10 @@ async def review(
     new: Obj | None,
     old: Obj | None,
     kamaji: KamajiRelease = DEFAULT_KAMAJI,
+    derived: DerivedJudge | None = None,
 ) -> Verdict:
-    """The verdict on one admission request of a TenantCluster or NodePool."""
+    """The verdict on one admission request of a TenantCluster or NodePool (`derived`: also judge what
+    Cluster API would build from the tenant's render, with the CRDs the cluster serves)."""
     body = new if new is not None else old
     if body is None:
         return Verdict()
@@ -136,7 +140,7 @@ async def review(
         after = [new, *neighbours]
         verdict = _verdict(label, _problems(before), _problems(after))
         versions = (*_version_problems(label, new, old, kamaji), *await _live_source(api, clusters, label, new, old))
-        return Verdict((*verdict.refusals, *versions), verdict.warnings) if versions else verdict
+        verdict = Verdict((*verdict.refusals, *versions), verdict.warnings) if versions else verdict
     else:
         cluster_name = _cluster_of(new)
         cluster = await api.get(clusters, cluster_name, namespace) if cluster_name else None
@@ -144,4 +148,22 @@ async def review(
         base = [cluster, *siblings] if cluster is not None else siblings
         before = [*base, old] if old is not None else base
         after = [*base, new]
-    return _verdict(label, _problems(before), _problems(after))
+        verdict = _verdict(label, _problems(before), _problems(after))
+    if verdict.refusals or derived is None:
+        return verdict
+    built = await _derived_refusals(api, derived, after)
+    return Verdict(built, verdict.warnings) if built else verdict
+
+
+async def _derived_refusals(api: KubeClient, derived: DerivedJudge, docs: Sequence[Obj | None]) -> tuple[str, ...]:
+    """What Cluster API would refuse to build from the tenant's render (planning mode: no observation, so
+    every machine template and MachineDeployment, not yet the TalosConfigTemplates, which the operator's
+    pass judges once the endpoint is known)."""
+    try:
+        tenant = parse_tenant_documents([dict(d) for d in docs if d is not None])
+    except InvalidInput:
+        return ()  # a spec the checks above let through, yet incomplete (a pool without its cluster)
+    if not tenant.clusters:
+        return ()
+    objects = render_tenant(tenant)
+    return tuple(f"{p.path}: {p.message}" for p in await derived.problems(api, objects))

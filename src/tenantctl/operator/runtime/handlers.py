@@ -703,7 +703,7 @@ def _register_admission(ctx: OperatorContext, registry: kopf.OperatorRegistry) -
 
     async def admit(operation: str, new: Any, old: Any, warnings: list[str]) -> None:
         kamaji = await kamaji_release(ctx, ctx.api, await ctx.platform.settings(ctx.api))
-        verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old, kamaji)
+        verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old, kamaji, ctx.derived)
         warnings.extend(verdict.warnings)
         if verdict.refusals:
             raise kopf.AdmissionError("\n".join(verdict.refusals), code=_REFUSED)
