@@ -12,8 +12,9 @@ is never held below it, since keeping would keep a pool that cannot create a wor
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from tenantctl.spec import NodePool
 
@@ -32,6 +33,9 @@ class RenderLevel:
     """False: the render before this level cannot produce a machine, so no pool is held below it."""
     applies: Callable[[NodePool], bool] = lambda _pool: True
     """Which pools the change touches (an unkept level rolls only these)."""
+    marks: Callable[[Mapping[str, Any]], bool] = lambda _template: False
+    """An unkept level: whether a live machine template was rendered before it (then the pool rolls once,
+    and is told why; a pool rolling for a change of its own is not told about this level)."""
 
 
 def _without_owner_tags(pool: NodePool) -> NodePool:
@@ -47,6 +51,11 @@ def _selects_by_tags(pool: NodePool) -> bool:
     return px is not None and px.template_tags is not None
 
 
+def _source_node_beside_selector(template: Mapping[str, Any]) -> bool:
+    machine = ((template.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return "sourceNode" in machine and "templateSelector" in machine
+
+
 LEVELS: tuple[RenderLevel, ...] = (
     RenderLevel(1, "3c5c6f1", "owner tags on every VM (tenantctl, tenant.<namespace>.<cluster>, nodepool.<pool>)",
                 _without_owner_tags),
@@ -55,7 +64,7 @@ LEVELS: tuple[RenderLevel, ...] = (
     # is the pool as it is, since no level below is ever rendered for a pool this applies to.
     RenderLevel(2, "Unreleased", "sourceNode left out beside templateSelector: capmox v0.7.7's ProxmoxMachine CRD "
                 "refuses the two together, so no machine could be cloned from the template",
-                lambda pool: pool, kept=False, applies=_selects_by_tags),
+                lambda pool: pool, kept=False, applies=_selects_by_tags, marks=_source_node_beside_selector),
 )
 CURRENT_LEVEL = max(row.level for row in LEVELS)
 

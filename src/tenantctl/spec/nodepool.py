@@ -139,7 +139,11 @@ class VmIdRangeSpec(SpecModel):
 class ProxmoxPoolSpec(SpecModel):
     """How capmox clones a worker: from which node and template, linked or full, into which pool."""
 
-    source_node: str = Field(max_length=_NAME, description="Proxmox node holding the template.")
+    source_node: str = Field(
+        max_length=_NAME,
+        description="Proxmox node holding the template: capmox clones templateID from it; beside templateTags "
+        "only doctor reads it (capmox clones the selected template on its own node).",
+    )
     template_tags: list[_PveTag] | None = Field(
         default=None,
         max_length=32,

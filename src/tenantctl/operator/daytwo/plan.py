@@ -268,7 +268,8 @@ async def plan_cluster(
     def render_pool(_: str, at_level: Sequence[NodePool]) -> list[Obj]:
         return render_cluster(cluster, at_level, observation.observed, charts, images, kamaji)
 
-    held = keep_live_templates(pools, desired, live_mds, render_pool)
+    live_templates = {name: obj for (k, name), obj in live.items() if _split(k)[1] in _MACHINE_TEMPLATES}
+    held = keep_live_templates(pools, desired, live_mds, render_pool, live_templates)
     desired = held.objects
     plan.desired = list(desired)
     if held.waiting:

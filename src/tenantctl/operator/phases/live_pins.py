@@ -84,13 +84,15 @@ def keep_live_templates(
     objects: list[Obj],
     live_deployments: Sequence[Mapping[str, Any]],
     render_pool: Callable[[str, Sequence[NodePool]], list[Obj]],
+    live_templates: Mapping[str, Mapping[str, Any]],
 ) -> KeptTemplates:
     """A live pool whose machine template only this release's render changes keeps the one it runs.
 
     The pool is rendered (`render_pool(name, pools)`) at the newest earlier level (render.levels) whose
     MachineDeployments name the templates the live ones do; if none does, the spec changed what the
-    machines are, the pool rolls anyway, and it takes every change at once. Nothing is held below a level
-    that is never kept (`render.levels.unkept_above`): that pool rolls once, and `rolling` says why.
+    machines are, the pool rolls anyway, and it takes every change at once. A live machine template
+    (`live_templates`, by name) rendered before a level that is never kept (`render.levels.unkept_above`)
+    could make no machine: its pool rolls once, and `rolling` says why.
     """
     live = live_refs(live_deployments)
     waiting: list[str] = []
@@ -104,7 +106,8 @@ def keep_live_templates(
             continue
         for level in range(CURRENT_LEVEL - 1, -1, -1):
             unkept = unkept_above(pool, level)
-            if unkept is not None:
+            if unkept is not None and any(unkept.marks(live_templates.get(live[o["metadata"]["name"]][1]) or {})
+                                          for o in mds):
                 rolling.append(f"pool {name} rolls once: {unkept.change} (since {unkept.since}); its live "
                                "machine template is not kept")
                 break

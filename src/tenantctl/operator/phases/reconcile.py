@@ -115,6 +115,8 @@ class Scope:
     """A tenant with extra apiserver flags: whether its running apiserver carries them."""
     live_deployments: Sequence[Mapping[str, Any]] = ()
     """The tenant's MachineDeployments as this pass read them (their machine templates are kept)."""
+    live_templates: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    """The machine templates those MachineDeployments name, by name (read before a render)."""
     waiting_for_roll: tuple[str, ...] = ()
     """Render changes a live pool's machine template waits with until the pool rolls anyway."""
 
@@ -270,6 +272,7 @@ async def _apply(scope: Scope) -> ApplyResult:
         # The same inputs, live machine templates included, keep what the verified pass found waiting.
         scope.waiting_for_roll = tuple((scope.current_status.get("pending") or {}).get("render") or ())
         return ApplyResult(kinds=list(scope.verified.kinds), verified=scope.verified)
+    scope.live_templates = await _live_templates(scope)
     objects = _render(scope, scope.observation.observed)
     await (scope.derived or DerivedJudge()).refuse(scope.api, objects)
     return await apply_inventory(
@@ -282,6 +285,21 @@ async def _apply(scope: Scope) -> ApplyResult:
         recorder=scope.recorder,
         inputs=inputs,
     )
+
+
+async def _live_templates(scope: Scope) -> dict[str, Mapping[str, Any]]:
+    """The machine templates the live MachineDeployments run (ours, so the watch cache answers)."""
+    found: dict[str, Mapping[str, Any]] = {}
+    namespace = scope.cluster.metadata.namespace if scope.cluster is not None else None
+    for md in scope.live_deployments:
+        ref = ((((md.get("spec") or {}).get("template") or {}).get("spec") or {}).get("infrastructureRef")) or {}
+        if not ref.get("name") or not ref.get("apiVersion") or not ref.get("kind"):
+            continue
+        res = await scope.api.resource(str(ref["apiVersion"]), str(ref["kind"]))
+        live = await scope.api.get(res, str(ref["name"]), namespace, ours=True) if res is not None else None
+        if live is not None:
+            found[str(ref["name"])] = live
+    return found
 
 
 def _render_inputs(scope: Scope, previous_kinds: Sequence[str], keep: set[tuple[str, str]]) -> bytes:
@@ -351,7 +369,7 @@ def _keep_live_templates(scope: Scope, objects: list[Obj], observed: ObservedSta
         return render_cluster(rendered_at.get(name, cluster), pools, observed, platform.charts, platform.images,
                               kamaji=scope.kamaji_release)
 
-    kept = keep_live_templates(scope.pools, objects, scope.live_deployments, render_pool)
+    kept = keep_live_templates(scope.pools, objects, scope.live_deployments, render_pool, scope.live_templates)
     scope.waiting_for_roll = kept.waiting
     for line in kept.rolling:
         # Said once: the pass after the roll renders what is live, so the pool is no longer listed.
