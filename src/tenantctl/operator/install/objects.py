@@ -61,6 +61,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
     ("tenantctl.io", ("tenantclusters/status", "nodepools/status"), ["get", "patch", "update"]),
     # The Platform every tenant is rendered with: read, never written.
     ("tenantctl.io", ("platforms",), _READ),
+    # CRDs, read: Kamaji's TenantControlPlane schema (can trustd be published) and the schemas of what
+    # Cluster API builds from a render (phases/derived.py judges the clones before anything is applied).
     ("apiextensions.k8s.io", ("customresourcedefinitions",), _READ),
     ("", ("namespaces",), _READ),
     ("", ("events",), ["create", "patch"]),

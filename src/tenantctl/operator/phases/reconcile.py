@@ -51,6 +51,7 @@ from tenantctl.render.capi import CAPI_API
 from tenantctl.render.chart_sources import ChartSourcesSpec, render_chart_sources
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.kamaji import KAMAJI_API
+from tenantctl.render.levels import LEVELS
 from tenantctl.render.restore import RestorePhase, hold_for_restore
 from tenantctl.render.tenant import charts_used
 from tenantctl.spec import NodePool, ObservedState, TenantCluster, parse_tenant_documents
@@ -266,13 +267,13 @@ async def _apply(scope: Scope) -> ApplyResult:
     assert scope.cluster is not None and scope.observation is not None
     cluster, namespace = scope.cluster.metadata.name, scope.cluster.metadata.namespace
     previous_kinds, keep = scope.current_status.get("inventory") or [], _kept(scope)
+    scope.live_templates = await _live_templates(scope)
     inputs = _render_inputs(scope, previous_kinds, keep)
     if await still_verified(scope.api, scope.verified, inputs, cluster=cluster, namespace=namespace):
         assert scope.verified is not None
         # The same inputs, live machine templates included, keep what the verified pass found waiting.
         scope.waiting_for_roll = tuple((scope.current_status.get("pending") or {}).get("render") or ())
         return ApplyResult(kinds=list(scope.verified.kinds), verified=scope.verified)
-    scope.live_templates = await _live_templates(scope)
     objects = _render(scope, scope.observation.observed)
     await (scope.derived or DerivedJudge()).refuse(scope.api, objects)
     return await apply_inventory(
@@ -315,7 +316,10 @@ def _render_inputs(scope: Scope, previous_kinds: Sequence[str], keep: set[tuple[
     # The upgrade's target is the cluster's spec (above); which pools it holds back is not.
     held = sorted(scope.upgrade.held.items()) if scope.upgrade is not None else []
     live = sorted(live_refs(scope.live_deployments).items())
-    digest.update(repr((scope.kamaji_release, held, live, sorted(previous_kinds), sorted(keep))).encode())
+    # Of the live templates the render reads only whether an unkept level marks them (render.levels).
+    marked = sorted((name, tuple(row.marks(t) for row in LEVELS if not row.kept))
+                    for name, t in scope.live_templates.items())
+    digest.update(repr((scope.kamaji_release, held, live, marked, sorted(previous_kinds), sorted(keep))).encode())
     digest.update(repr(scope.restore_phase).encode())
     return digest.digest()
 
