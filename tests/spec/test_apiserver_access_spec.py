@@ -104,3 +104,64 @@ def test_audit_refusals_and_the_secret_body_warning() -> None:
     guarded = with_api_server(audit={"rules": [{"level": "Metadata", "resources": [{"resources": ["secrets"]}]},
                                                {"level": "RequestResponse"}]})
     assert not [w for w in parse_tenant_documents(guarded).warnings if "Secret bodies" in w.message]
+
+
+# -- the edges (issue 59): each way an issuer URL is not plain https, each audit level, each rule shape -----
+
+@pytest.mark.parametrize("url", [
+    "http://idp.example.com",                  # the scheme alone: no query to be refused first
+    "https://idp.example.com/?tenant=a",       # a query
+    "https://idp.example.com/#top",            # a fragment
+    "https://admin@idp.example.com",           # a user
+    "https:///realms/a",                       # no host
+    "ftp://idp.example.com",
+])
+@pytest.mark.parametrize("field", ["url", "discoveryURL"])
+def test_every_issuer_url_that_is_not_plain_https_is_refused_alone(url: str, field: str) -> None:
+    issuer = {"url": "https://idp.example.com", "audiences": ["tenant"], field: url}
+    found = refused(with_api_server(authentication={"jwt": [jwt(issuer=issuer)]}))
+    where = f"{AT}.authentication.jwt[0].issuer.{field}"
+    assert set(found) == {where}, found
+    assert "must be an https URL without query, fragment or user" in found[where]
+
+
+def test_a_plain_https_discovery_url_is_taken() -> None:
+    issuer = {"url": "https://idp.example.com", "discoveryURL": "https://idp.internal/.well-known/openid-configuration",
+              "audiences": ["tenant"]}
+    assert parse_tenant_documents(with_api_server(authentication={"jwt": [jwt(issuer=issuer)]})).clusters
+
+
+def _secret_warnings(rules: list[dict[str, Any]]) -> list[str]:
+    tenant = parse_tenant_documents(with_api_server(audit={"rules": rules}))
+    return [w.path for w in tenant.warnings if "Secret bodies" in w.message]
+
+
+@pytest.mark.parametrize(("level", "logs_bodies"), [("None", False), ("Metadata", False), ("Request", True),
+                                                    ("RequestResponse", True)])
+def test_each_audit_level_warns_exactly_when_it_logs_secret_bodies(level: str, logs_bodies: bool) -> None:
+    """Request logs a write's body as RequestResponse does: both warn; None and Metadata log no body."""
+    for rule in ({"level": level}, {"level": level, "resources": [{"group": "", "resources": ["secrets"]}]},
+                 {"level": level, "verbs": ["create"]}):
+        assert _secret_warnings([rule]) == ([f"{AT}.audit.rules"] if logs_bodies else []), rule
+
+
+@pytest.mark.parametrize("first", [
+    {"level": "Request", "resources": [{"group": "", "resources": ["configmaps"]}]},   # not secrets
+    {"level": "Request", "resources": [{"group": "apps", "resources": ["secrets"]}]},  # another group's kind
+    {"level": "Request", "verbs": ["get", "list"]},                                    # no write
+    {"level": "Request", "namespaces": ["team-a"]},                                    # some namespaces only
+    {"level": "Request", "users": ["alice"]},
+    {"level": "Request", "resources": [{"group": "", "resources": ["secrets"], "resourceNames": ["one"]}]},
+])
+def test_a_rule_a_secret_write_does_not_match_is_passed_over(first: dict[str, Any]) -> None:
+    """The apiserver takes the first rule a request matches: one that does not match a Secret write is
+    passed over, and the next one decides."""
+    assert _secret_warnings([first, {"level": "Metadata"}]) == []
+    assert _secret_warnings([first, {"level": "Request"}]) == [f"{AT}.audit.rules"]
+
+
+@pytest.mark.parametrize("resources", [["secrets"], ["*"], []])
+def test_a_metadata_rule_for_secrets_first_guards_every_level_after_it(resources: list[str]) -> None:
+    guard = {"level": "Metadata", "resources": [{"group": "", "resources": resources}]}
+    for level in ("Request", "RequestResponse"):
+        assert _secret_warnings([guard, {"level": level}]) == []
