@@ -144,7 +144,8 @@ async def test_an_operator_upgrade_on_an_unchanged_spec_rolls_nothing_and_moves_
     before = _what_rolls(admin, substrate, ns, name)
     plan = await asyncio.to_thread(CliRunner().invoke, app, [
         "plan", "--against-release", "-n", ns, "-o", "json", "--kubeconfig", str(management.admin_kubeconfig_path)])
-    assert plan.exit_code == 0, plan.output
+    # Exit 3: a tenant rolls (the Proxmox pools, whose templates could make no machine).
+    assert plan.exit_code == (3 if substrate == "proxmox" else 0), plan.output
     verdicts = {f"{t['namespace']}/{t['name']}": t for t in yaml.safe_load(plan.stdout)["tenants"]}
     verdict = verdicts[f"{ns}/{name}"]
     written_before = _resource_versions(admin, render, ns)
