@@ -100,3 +100,25 @@ def test_each_seal_draws_a_fresh_nonce() -> None:
     """GCM with a repeated nonce under one key leaks the XOR of two backups and the authentication key."""
     first, second = seal(KEY, b"same backup"), seal(KEY, b"same backup")
     assert first != second and first[16:28] != second[16:28]
+
+
+def test_the_newest_backup_is_newest_by_time_then_revision_whatever_the_key_text(endpoint: str) -> None:
+    """Three kept backups put in another order than taken, two of them in one second (a manual one beside
+    the CronJob's): `latest`, the freshness check and the prune all take the newest, and by key text
+    `-r10` sorts before `-r9`."""
+    from tenantctl.operator.daytwo.backup import choose_backup
+
+    store = BackupStore(bucket(endpoint, "newest"))
+    for revision, minute in ((9, 5), (200, 1), (10, 5)):
+        b = bundle(revision=revision, minute=minute)
+        store.put(b.manifest, seal(KEY, pack(b)))
+    listed = store.backups("tenant-demo", "demo")
+    assert [(s.created[-9:], s.revision) for s in listed] == [("12:01:00Z", 200), ("12:05:00Z", 9),
+                                                               ("12:05:00Z", 10)]
+    assert sorted(s.key for s in listed) != [s.key for s in listed], "the key text alone would order them wrong"
+    newest = choose_backup(listed, "latest", "tenant-demo/demo")
+    assert newest.revision == 10
+    by_name = choose_backup(listed, listed[0].key.rsplit("/", 1)[-1], "tenant-demo/demo")
+    assert by_name.revision == 200
+    assert store.prune("tenant-demo", "demo", 1) == [listed[0].key, listed[1].key]
+    assert [s.revision for s in store.backups("tenant-demo", "demo")] == [10]

@@ -86,7 +86,7 @@ class BackupStore:
         return Stored(key, size, meta.get("created", ""), int(meta.get("revision") or 0), int(meta.get("keys") or 0))
 
     def backups(self, namespace: str, name: str) -> list[Stored]:
-        """The tenant's backups, oldest first."""
+        """The tenant's backups, oldest first (by creation time, then revision)."""
         prefix = f"{self.target.prefix}{namespace}/{name}/"
         found: list[tuple[str, int]] = []
         token: str | None = None
@@ -99,7 +99,9 @@ class BackupStore:
             token = page.get("NextContinuationToken")
             if not token:
                 break
-        return [self._meta(key, size) for key, size in sorted(found)]
+        # Newest last by when it was taken, then by revision: not by key text, where `-r10` sorts before
+        # `-r9` (two backups in one second: a manual one beside the CronJob's).
+        return sorted((self._meta(key, size) for key, size in found), key=lambda s: (s.created, s.revision, s.key))
 
     def get(self, key: str) -> bytes:
         answer = self._call("download from", self._s3.get_object, Bucket=self.target.bucket, Key=key)

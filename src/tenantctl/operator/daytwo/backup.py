@@ -36,8 +36,8 @@ from tenantctl.spec import API_VERSION as TC_API
 from tenantctl.spec import TenantCluster, parse_tenant_documents
 from tenantctl.spec.backup import BackupSpec
 
-__all__ = ["BackupPlan", "Restored", "Tools", "backup_line", "backups_of", "gather", "last_backup", "restore",
-           "run_backup", "verify"]
+__all__ = ["BackupPlan", "Restored", "Tools", "backup_line", "backups_of", "choose_backup", "gather", "last_backup",
+           "restore", "run_backup", "verify"]
 
 
 
@@ -240,7 +240,8 @@ async def backups_of(api: KubeClient, namespace: str, name: str, source: str | N
     return await asyncio.to_thread(BackupStore(plan.target).backups, src_ns, src_name)
 
 
-def _pick(stored: Sequence[Stored], which: str, source: str) -> Stored:
+def choose_backup(stored: Sequence[Stored], which: str, source: str) -> Stored:
+    """`latest` (the newest of `stored`, which lists oldest first) or the backup named `which`."""
     if not stored:
         raise _refuse("--from", f"no backup of {source} in the bucket")
     if which == "latest":
@@ -255,7 +256,7 @@ async def _fetch(plan: BackupPlan, source: str, which: str) -> tuple[Stored, Bun
     """Download `which` of `source`'s backups from the plan's bucket, unseal and unpack it."""
     src_ns, _, src_name = source.partition("/")
     store = BackupStore(plan.target)
-    chosen = _pick(await asyncio.to_thread(store.backups, src_ns, src_name), which, source)
+    chosen = choose_backup(await asyncio.to_thread(store.backups, src_ns, src_name), which, source)
     blob = await asyncio.to_thread(store.get, chosen.key)
     return chosen, unpack(unseal(plan.key, blob))
 
