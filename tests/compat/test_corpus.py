@@ -18,7 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from compat.corpus import CORPUS, Change, Render, after, changes, document_text, releases, renders
+from compat.corpus import CORPUS, REPO, Change, Render, after, changes, document_text, releases, renders
 from tenantctl.cli import app
 
 RENDERS = renders()
@@ -115,11 +115,80 @@ def test_an_accepted_spec_is_accepted_and_renders_as_then_or_changes_says_why(re
         f"release for: " + ", ".join(f"{k}{' (rolls workers)' if r else ''}" for k, r in missing))
 
 
+def _schema_has(schema: dict[str, Any], path: str) -> bool:
+    """Whether a field path (`spec.proxmox.ipv4Config.addresses`, `[*]` for a list's items) names a field of
+    the model's JSON schema, aliases as the user writes them."""
+    defs = schema.get("$defs", {})
+    node: Any = schema
+    for part in path.replace("[*]", ".[*]").split("."):
+        while True:  # through references and optional unions to the object itself
+            if "$ref" in node:
+                node = defs[node["$ref"].rsplit("/", 1)[-1]]
+            elif "anyOf" in node:
+                node = next((n for n in node["anyOf"] if n.get("type") != "null"), node["anyOf"][0])
+            else:
+                break
+        if part == "[*]":
+            if "items" not in node:
+                return False
+            node = node["items"]
+        elif part in node.get("properties", {}):
+            node = node["properties"][part]
+        else:
+            return False
+    return True
+
+
+def _input_schemas() -> dict[str, dict[str, Any]]:
+    from tenantctl.spec import NodePool, ObservedState, TenantCluster
+
+    models = (TenantCluster, NodePool, ObservedState)
+    return {model.__name__: model.model_json_schema(by_alias=True) for model in models}
+
+
 def test_every_changes_entry_names_a_known_release_and_says_why() -> None:
+    """Each entry names a release in history order, what it changed as something tenantctl renders or a
+    field a user writes, and says why; one that rolls names what rolls (a MachineDeployment's machines or
+    the control plane's version)."""
     assert CHANGES, "CHANGES.md has no entries"
+    sections = list(dict.fromkeys(change.release for change in CHANGES))
+    assert sections == [r for r in ("Unreleased", *reversed(ORDER)) if r in sections], "newest first, as released"
+    rendered = {ref.split("/", 1)[0] for render in RENDERS for ref, _ in render.documents} | {
+        o["kind"] for name in ("kubevirt.yaml", "proxmox.yaml", "proxmox-spread.yaml")
+        for o in _today_kinds(name)}
+    schemas = _input_schemas()
     for change in CHANGES:
         assert change.release in (*ORDER, "Unreleased"), change
-        assert len(change.why) > 20 and change.targets, change
+        assert change.kind in ("render", "refused") and change.targets, change
+        if change.kind == "render":
+            assert set(change.targets) <= rendered, f"kinds tenantctl never rendered: {set(change.targets) - rendered}"
+        else:
+            for target in change.targets:
+                kind, _, path = target.partition("/*.")
+                assert kind in schemas and _schema_has(schemas[kind], path), f"no field {target}"
+        if change.rolls:
+            assert change.kind == "render" and {"MachineDeployment", "KamajiControlPlane"} & set(change.targets), \
+                change
+        words = change.why.split()
+        assert len(words) >= 8 and not set(words) <= set(change.targets), f"says what, not why: {change}"
+
+
+def _today_kinds(example: str) -> list[dict[str, Any]]:
+    from tenantctl.render import render_tenant
+    from tenantctl.spec import parse_observed, parse_tenant_documents
+
+    docs = [d for d in yaml.safe_load_all((REPO / "examples" / example).read_text()) if d]
+    observed_file = REPO / "examples" / ("observed-proxmox.yaml" if "proxmox" in example else "observed-kubevirt.yaml")
+    observed = [d for d in yaml.safe_load_all(observed_file.read_text()) if d]
+    tenant = parse_tenant_documents(docs)
+    return render_tenant(tenant, parse_observed(observed))
+
+
+def test_the_changes_check_refuses_an_entry_that_names_nothing() -> None:
+    schemas = _input_schemas()
+    assert _schema_has(schemas["NodePool"], "spec.proxmox.network.additionalDevices[*].ipv4.addresses")
+    assert not _schema_has(schemas["NodePool"], "spec.proxmox.network.additionalDevice[*].ipv4.addresses")
+    assert not _schema_has(schemas["TenantCluster"], "spec.proxmox.ipv4Config.address")
 
 
 def test_a_rolling_difference_is_not_explained_by_an_entry_that_says_it_does_not_roll() -> None:

@@ -42,19 +42,44 @@ def test_stale_is_past_twice_the_longest_gap(schedule: str, age_hours: float, fr
     assert check.reason == ("BackedUp" if fresh else "BackupStale")
 
 
-def test_none_ever_is_stale_only_once_overdue() -> None:
-    young = judge(cluster(), cron(None, created=NOW - datetime.timedelta(hours=20)), NOW)
-    assert young is not None and young.fresh and young.reason == "BackupScheduled"
-    old = judge(cluster(), cron(None, created=NOW - datetime.timedelta(days=3)), NOW)
-    assert old is not None and not old.fresh and "no backup has succeeded in the 3 d" in old.message
+@pytest.mark.parametrize(("schedule", "hours", "fresh"), [
+    ("0 2 * * *", 47, True), ("0 2 * * *", 49, False),            # daily: twice 24 h
+    ("0 * * * *", 1.9, True), ("0 * * * *", 2.1, False),          # hourly: twice 1 h
+    ("0 2 * * 1-5", 143, True), ("0 2 * * 1-5", 145, False),      # weekdays: twice the 72 h weekend
+])
+def test_none_ever_is_stale_only_once_overdue(schedule: str, hours: float, fresh: bool) -> None:
+    """A CronJob that never succeeded is judged by its age against the same limit as a last backup."""
+    check = judge(cluster(schedule), cron(None, created=NOW - datetime.timedelta(hours=hours)), NOW)
+    assert check is not None and check.fresh is fresh
+    if fresh:
+        assert (check.reason, check.state) == ("BackupScheduled", "pending")
+        assert check.message == f"no backup yet; schedule {schedule!r} (UTC)"
+    else:
+        assert (check.reason, check.state) == ("BackupStale", "stale")
+        assert check.message.startswith("no backup has succeeded in the ")
+        assert "since the CronJob was made" in check.message
+
+
+def test_a_cron_job_without_a_creation_time_is_new_not_overdue() -> None:
+    check = judge(cluster(), {"metadata": {}, "status": {}}, NOW)
+    assert check is not None and check.fresh and check.state == "pending"
 
 
 def test_suspended_and_absent() -> None:
+    """Suspended: fresh whatever the age, said so; no CronJob yet: pending, not stale; no backup block: None."""
     suspended = judge(cluster(suspend=True), cron(NOW - datetime.timedelta(days=60)), NOW)
-    assert suspended is not None and suspended.fresh and suspended.state == "suspended"
-    assert judge(cluster(), None, NOW) is not None
+    assert suspended is not None
+    assert (suspended.fresh, suspended.reason, suspended.state) == (True, "BackupSuspended", "suspended")
+    assert suspended.message == "spec.backup.suspend: no backup is scheduled"
+    never = judge(cluster(suspend=True), cron(None, created=NOW - datetime.timedelta(days=60)), NOW)
+    assert never is not None and never.state == "suspended" and never.fresh
+    absent = judge(cluster(), None, NOW)
+    assert absent is not None
+    assert (absent.fresh, absent.reason, absent.state) == (True, "BackupScheduled", "pending")
+    assert absent.message == "the backup CronJob is not applied yet"
     no_backup = parse_tenant_documents(load_example("kubevirt.yaml")).clusters[0]
     assert judge(no_backup, None, NOW) is None
+    assert judge(no_backup, cron(None), NOW) is None
 
 
 def test_the_metric_counts_tenants_by_state() -> None:
