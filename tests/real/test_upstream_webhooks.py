@@ -75,7 +75,22 @@ def _rendered(example: str, kinds: tuple[str, ...], namespace: str | None = None
     tenant = parse_tenant_documents(docs)
     cluster = tenant.clusters[0]
     state = parse_observed(observed)[(ns, cluster.metadata.name)]
-    return [o for o in render_cluster(cluster, tenant.pools_of(cluster), state) if o["kind"] in kinds]
+    rendered = [o for o in render_cluster(cluster, tenant.pools_of(cluster), state) if o["kind"] in kinds]
+    if "InClusterIPPool" in kinds and cluster.spec.proxmox is not None:
+        # The pools capmox v0.7.7 makes from the ProxmoxCluster's ipv4Config/ipv6Config, its fields copied
+        # unchanged (what every worker's first NIC draws from): CAIP's webhook judges them as it does ours.
+        rendered += [{"apiVersion": "ipam.cluster.x-k8s.io/v1alpha2", "kind": "InClusterIPPool",
+                      "metadata": {"name": f"{cluster.metadata.name}-v{v}-icip", "namespace": ns},
+                      "spec": {"addresses": list(c.addresses), "prefix": c.prefix, "gateway": c.gateway}}
+                     for v, c in cluster.spec.proxmox.address_configs]
+    return rendered
+
+
+NOTHING_TO_JUDGE = {
+    ("caip", "kubevirt.yaml"): "a KubeVirt tenant's workers take their addresses from the pod network: no IP pool is "
+                               "rendered, and capmox makes none",
+}
+"""(component, example) pairs where the example has no object of the component's kinds, and why."""
 
 
 def _added(applied: Any, stored: Any, path: str, out: list[str], changed: list[str]) -> None:
@@ -112,7 +127,12 @@ def _judged(upstream: Component, admin: Api, rendered: list[dict[str, Any]]) -> 
 def test_upstream_webhooks_admit_every_render_and_change_nothing_tenantctl_wrote(
     upstream: Component, admin: Api, example: str,
 ) -> None:
-    _judged(upstream, admin, _rendered(example, upstream.kinds))
+    rendered = _rendered(example, upstream.kinds)
+    if (upstream.name, example) in NOTHING_TO_JUDGE:
+        assert rendered == [], "the example renders what the table says it does not"
+        return
+    assert rendered, f"{upstream.name} would judge nothing of {example}"
+    _judged(upstream, admin, rendered)
 
 
 def _corpus_renders(kinds: tuple[str, ...]) -> list[dict[str, Any]]:
