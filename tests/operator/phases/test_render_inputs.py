@@ -217,6 +217,15 @@ def test_the_live_inputs_change_the_digest() -> None:
     with_live = dataclasses.replace(scope, live_deployments=[deployment])
     assert _digest(with_live) != before, "a live MachineDeployment's machine template (kept across releases)"
     assert _digest(dataclasses.replace(scope, live_deployments=[moved])) != _digest(with_live)
+    # The live template's content, as far as the render reads it: whether an unkept level marks it.
+    sound = {"spec": {"template": {"spec": {"templateSelector": {"matchTags": ["talos"]}}}}}
+    broken = {"spec": {"template": {"spec": {"templateSelector": {"matchTags": ["talos"]}, "sourceNode": "pve1"}}}}
+    named = "acme-md0-b0d245fa"
+    assert _digest(dataclasses.replace(with_live, live_templates={named: sound})) != \
+        _digest(dataclasses.replace(with_live, live_templates={named: broken}))
+    assert _digest(dataclasses.replace(with_live, live_templates={named: sound})) == \
+        _digest(dataclasses.replace(with_live, live_templates={named: {**sound, "metadata": {"generation": 9}}})), \
+        "what the render does not read does not change it"
     assert _digest(scope, kinds=["Secret.v1"]) != before
     assert _digest(scope, keep=set()) != before
     assert _digest(dataclasses.replace(scope, platform=PlatformSettings())) != before
