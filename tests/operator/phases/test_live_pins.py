@@ -170,3 +170,33 @@ def test_a_pool_whose_live_template_is_sound_is_not_told_about_the_unkept_level(
                                lambda _, at: render_cluster(cluster, at, observed),
                                {o["metadata"]["name"]: o for o in current if o["kind"] == "ProxmoxMachineTemplate"})
     assert kept.rolling == () and kept.waiting == ()
+
+
+def test_a_template_id_pool_held_at_its_patch_keeps_its_template_and_rolls_once_at_release() -> None:
+    """Proxmox under Manual with a newer patch pending (issue 59): the pool keeps the template it runs, at
+    the patch it runs, through the hold; released, it rolls once, taking the owner tags with the patch."""
+    observed_path = RENDER.observed_path()
+    assert observed_path is not None
+    observed = next(iter(parse_observed([d for d in yaml.safe_load_all(observed_path.read_text()) if d]).values()))
+    held, pools = _spec(_by_template_id)
+    running = LIVE[0]["spec"]["template"]["spec"]["version"]
+    assert held.spec.version == running != "v1.33.13", "Manual: the tenant is rendered at the patch it runs"
+    before = render_cluster(held, [pool_at_level(p, 0) for p in pools], observed)
+    live = [o for o in before if o["kind"] == "MachineDeployment"]
+    templates = {o["metadata"]["name"]: o for o in before if o["kind"] == "ProxmoxMachineTemplate"}
+
+    def kept_at(cluster: TenantCluster) -> Any:
+        return keep_live_templates(pools, render_cluster(cluster, pools, observed), live,
+                                   lambda _, at: render_cluster(cluster, at, observed), templates)
+
+    holding = kept_at(held)
+    assert _mds(holding.objects) == [template_refs(md) for md in live], "nothing rolls while held"
+    assert [w.split(":")[0] for w in holding.waiting] == ["pool md0 keeps its machine template until it rolls for "
+                                                          "a change of its own"]
+    released, _ = effective_version(held.model_copy(update={"spec": held.spec.model_copy(
+        update={"version": "v1.33.13"})}), running, None, NOW)
+    rolled = kept_at(released)
+    (md,) = [o for o in rolled.objects if o["kind"] == "MachineDeployment"]
+    assert md["spec"]["template"]["spec"]["version"] == "v1.33.13" and rolled.waiting == ()
+    (template,) = [o for o in rolled.objects if o["kind"] == "ProxmoxMachineTemplate"]
+    assert "tenantctl" in template["spec"]["template"]["spec"]["tags"], "one roll, every change in it"
