@@ -70,11 +70,13 @@ etcdctl:
 	@bash hack/etcdctl/build.sh
 
 # The upstream managers (hack/upstream: Cluster API core, the in-cluster IPAM provider, CABPT) built from their
-# Go modules into a cache keyed by their pins, as envtest; capmox and Kamaji are not served by the module proxy
-# (hack/upstream/build.sh says so). tests/real/test_upstream_*.py run them beside the
-# real API server. First build ~6 min with the envtest build's Go cache warm; cached, instant.
+# Go modules into a cache keyed by their pins, as envtest; then capmox, Kamaji and Kamaji's provider, which the
+# module proxy does not serve, from their trees (build-sources.sh: ../shared/upstream-src's archives, SHA-256
+# checked, else a clone at the pinned tag). tests/real/test_upstream_*.py run them beside the real API server.
+# First build ~6 min with the envtest build's Go cache warm, plus the source builds; cached, instant.
 upstream:
 	@bash hack/upstream/build.sh
+	@TENANTCTL_SHARED=$(abspath $(SHARED)) bash hack/upstream/build-sources.sh
 
 # `slow` tests are deselected, not skipped: a skip in this summary always means something is missing.
 # In TEST_WORKERS pytest-xdist workers, each taking the next test as it frees (worksteal): most of the suite

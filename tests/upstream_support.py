@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import copy
+import os
 import socket
 import subprocess
 import time
@@ -42,6 +43,10 @@ class Component:
     flags: tuple[str, ...]
     """With {kubeconfig}, {port}, {certs}, {health} and {namespace} filled in."""
     kinds: tuple[str, ...]
+    source: bool = False
+    """Built from its tree (hack/upstream/build-sources.sh): the module proxy does not serve it."""
+    fixed_port: int | None = None
+    """The webhook port the manager hard-codes (it takes no flag for it): one such manager at a time."""
 
 
 COMPONENTS = {
@@ -58,7 +63,22 @@ COMPONENTS = {
         "-kubeconfig={kubeconfig}", "-webhook-port={port}", "-webhook-cert-dir={certs}", "-leader-elect=false",
         "-metrics-bind-address=0", "-health-probe-bind-address=127.0.0.1:{health}", "-namespace={namespace}"),
         ("InClusterIPPool",)),
+    # capmox takes no namespace, no webhook port and no certificate directory: it serves 9443 with the
+    # certificates in $TMPDIR/k8s-webhook-server/serving-certs, and acts on every namespace, so it runs
+    # against a management control plane of its own (`capmox_management`).
+    "capmox": Component("capmox", "github.com/ionos-cloud/cluster-api-provider-proxmox", "capmox-manager", (
+        "--kubeconfig={kubeconfig}", "--leader-elect=false", "--health-probe-bind-address=127.0.0.1:{health}",
+        "--diagnostics-address=0"), ("ProxmoxCluster", "ProxmoxMachine"), source=True, fixed_port=9443),
 }
+SOURCE_NAMES = {"capmox": "capmox"}
+"""Component → its name in hack/upstream/sources.tsv."""
+
+
+def sources_dir() -> Path:
+    """Where build-sources.sh put the managers built from their trees (built now if missing)."""
+    done = subprocess.run(["bash", str(REPO / "hack" / "upstream" / "build-sources.sh")], check=True,
+                          capture_output=True, text=True)
+    return Path(done.stdout.strip().splitlines()[-1])
 
 
 def upstream_dir() -> Path:
@@ -69,7 +89,10 @@ def upstream_dir() -> Path:
 
 
 def module_dir(component: Component) -> Path:
-    """The component's module as the Go module cache holds it, at the version hack/upstream pins."""
+    """The component's module as the Go module cache holds it, at the version hack/upstream pins (or, for
+    one built from source, its tree as build-sources.sh unpacked it)."""
+    if component.source:
+        return sources_dir() / "src" / SOURCE_NAMES[component.name]
     done = subprocess.run(["go", "list", "-m", "-f", "{{.Dir}}", component.module],
                           cwd=REPO / "hack" / "upstream" / component.name, check=True, capture_output=True, text=True)
     return Path(done.stdout.strip())
@@ -110,18 +133,50 @@ def _webhook_configurations(component: Component, module: Path, port: int, ca: b
 @contextlib.contextmanager
 def running(component: Component, admin: Api, management: ControlPlane, workdir: Path,
             namespace: str) -> Iterator[Path]:
-    """The component's manager with its CRDs installed and its webhooks registered; yields its log file."""
+    """The component's manager with its CRDs installed and its webhooks registered; yields its log file.
+
+    A manager with a hard-coded webhook port holds a lock on it for its whole life, so pytest-xdist's
+    workers take turns instead of one manager answering another's API server."""
+    with contextlib.ExitStack() as stack:
+        if component.fixed_port is not None:
+            stack.enter_context(_port_lock(component.fixed_port))
+        yield from _running(component, admin, management, workdir, namespace)
+
+
+@contextlib.contextmanager
+def _port_lock(port: int) -> Iterator[None]:
+    import fcntl
+
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"tenantctl-webhook-port-{port}.lock"
+    with path.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _running(component: Component, admin: Api, management: ControlPlane, workdir: Path,
+             namespace: str) -> Iterator[Path]:
     module = module_dir(component)
     admin.install_crds(crd_documents(sorted((module / "config" / "crd" / "bases").glob("*.yaml"))))
     cert, key = management.ca.issue(f"{component.name}-webhook", server=True, hosts=("127.0.0.1",))
     (workdir / "tls.crt").write_bytes(cert)
     (workdir / "tls.key").write_bytes(key)
-    port = free_port()
+    port = component.fixed_port or free_port()
     flags = [f.format(kubeconfig=management.admin_kubeconfig_path, port=port, certs=workdir, health=free_port(),
                       namespace=namespace) for f in component.flags]
+    env = dict(os.environ)
+    if component.fixed_port is not None:  # controller-runtime's default certificate directory
+        certs = workdir / "k8s-webhook-server" / "serving-certs"
+        certs.mkdir(parents=True, exist_ok=True)
+        (certs / "tls.crt").write_bytes(cert)
+        (certs / "tls.key").write_bytes(key)
+        env["TMPDIR"] = str(workdir)
     log = workdir / "manager.log"
+    binary = (sources_dir() if component.source else upstream_dir()) / component.binary
     with log.open("wb") as out:
-        manager = subprocess.Popen([str(upstream_dir() / component.binary), *flags], stdout=out,
+        manager = subprocess.Popen([str(binary), *flags], stdout=out, env=env,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     registered: list[Mapping[str, Any]] = []
     try:

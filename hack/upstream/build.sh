@@ -4,10 +4,8 @@
 # in <component>/go.mod (+ go.sum), into a cache outside the clone keyed by those pins, as make envtest
 # does. Prints the directory holding them on its last line.
 #
-# Not built, and why (the module proxy this project builds from answers 403 "not available" for them):
-# capmox v0.7.7 (github.com/ionos-cloud/cluster-api-provider-proxmox), the Kamaji control-plane provider
-# v0.19.0 (github.com/clastix/cluster-api-control-plane-provider-kamaji) and Kamaji 26.3.6-edge
-# (github.com/clastix/kamaji). Their behaviour stays played by the tests (docs/testing.md).
+# Not built here: capmox v0.7.7, the Kamaji control-plane provider v0.19.0 and Kamaji 26.3.6-edge, whose
+# modules the module proxy answers 403 "not available" for; build-sources.sh builds them from their trees.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache_root="${TENANTCTL_UPSTREAM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tenantctl/upstream}"

@@ -49,7 +49,7 @@ UPSTREAM_DEFAULTS: dict[str, str] = {
 }
 
 
-@pytest.fixture(scope="module", params=sorted(COMPONENTS))
+@pytest.fixture(scope="module", params=sorted(n for n, c in COMPONENTS.items() if not c.source))
 def upstream(request: pytest.FixtureRequest, installed: Any, admin: Api, management: ControlPlane,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Component]:
     """One upstream manager running with its webhooks registered, its CRDs from its own module."""
