@@ -155,3 +155,30 @@ def test_validate_says_how_many_built_objects_it_judged(shared: Any) -> None:
     assert result.exit_code == 0, result.output
     # The example's one pool: its Machine, ProxmoxMachine and TalosConfig.
     assert "; 3 objects their controllers build from them, judged too)" in result.stdout
+
+
+def test_a_refused_talos_config_names_the_field_never_the_value(crd_catalog: SchemaCatalog) -> None:
+    """A TalosConfig carries the machine token and cluster secrets in its patches: a refusal of one may
+    reach the operator's condition and Events, so it says where and which rule, not what was there."""
+    from tenantctl.validate.crds import CrdVersion
+
+    objects = _render("proxmox")
+    (template,) = [o for o in objects if o["kind"] == "TalosConfigTemplate"]
+    secret = "SECRET-JOIN-TOKEN-abcdef"
+    template = copy.deepcopy(template)
+    template["spec"]["template"]["spec"]["talosVersion"] = secret
+    # A TalosConfig CRD stricter than its template's (as a later CABPT might serve): talosVersion a v-version.
+    versions = []
+    for version in crd_catalog:
+        if version.kind == "TalosConfig" and "talosVersion" in version.schema["properties"]["spec"]["properties"]:
+            schema = copy.deepcopy(dict(version.schema))
+            schema["properties"]["spec"]["properties"]["talosVersion"]["pattern"] = "^v[0-9.]+$"
+            version = CrdVersion(version.crd_name, version.group, version.kind, version.version, version.served,
+                                 version.deprecated, version.deprecation_warning, version.namespaced, schema,
+                                 version.source)
+        versions.append(version)
+    stricter = SchemaCatalog(crd_catalog.dirs, versions)
+    (problem,) = derived_problems([template], stricter)
+    assert problem.path.endswith(".spec.template.spec.talosVersion")
+    assert problem.message.startswith("the TalosConfig Cluster API clones from it is refused: Invalid value")
+    assert secret not in problem.message and "not shown" in problem.message

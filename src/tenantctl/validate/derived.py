@@ -25,6 +25,9 @@ class Derivation:
     """The derived object's kind (same group and version as the source)."""
     builder: str
     """Who builds it, as the message says it."""
+    carries_secrets: bool = False
+    """Its spec holds credentials (a TalosConfig's patches carry the machine token and cluster secrets):
+    a refusal names the field and the rule's kind, never the value, since it may reach a condition."""
 
 
 # (group, source kind) → what is built from it. Cluster API v1.10.1 clones a machine's infrastructure and
@@ -38,7 +41,8 @@ DERIVATIONS: dict[tuple[str, str], Derivation] = {
                                                                              "Cluster API clones"),
     ("infrastructure.cluster.x-k8s.io", "KubevirtMachineTemplate"): Derivation("KubevirtMachine",
                                                                               "Cluster API clones"),
-    ("bootstrap.cluster.x-k8s.io", "TalosConfigTemplate"): Derivation("TalosConfig", "Cluster API clones"),
+    ("bootstrap.cluster.x-k8s.io", "TalosConfigTemplate"): Derivation("TalosConfig", "Cluster API clones",
+                                                                      carries_secrets=True),
 }
 
 
@@ -51,6 +55,7 @@ class Derived:
     """`<SourceKind>/<name>.spec.template`: a problem at the derived `spec.x` reads `….spec.template.spec.x`."""
     why: str
     """`the ProxmoxMachine Cluster API clones from it`."""
+    carries_secrets: bool = False
 
 
 def _group(api_version: str) -> str:
@@ -83,4 +88,5 @@ def derived_objects(obj: Mapping[str, Any], label: str) -> Iterator[Derived]:
         {"apiVersion": api_version, "kind": derivation.kind, "metadata": metadata, "spec": dict(template["spec"])},
         f"{label}.spec.template",
         f"the {derivation.kind} {derivation.builder} from it",
+        derivation.carries_secrets,
     )

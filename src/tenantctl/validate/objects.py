@@ -73,7 +73,10 @@ def _derived_problems(obj: Mapping[str, Any], label: str, catalog: SchemaCatalog
         for problem in validate_custom_object(derived.obj, derived.label, catalog, check_metadata=False):
             if (problem.path, problem.message) in said or problem.severity is not Severity.ERROR:
                 continue
-            out.append(Problem(problem.path, f"{derived.why} is refused: {problem.message}", problem.severity))
+            said_of_it = problem.message.split(":", 1)[0] if derived.carries_secrets else problem.message
+            if derived.carries_secrets:
+                said_of_it += " (the value is not shown: this object carries the machines' join credentials)"
+            out.append(Problem(problem.path, f"{derived.why} is refused: {said_of_it}", problem.severity))
     return out
 
 
