@@ -198,3 +198,27 @@ def _running(component: Component, admin: Api, management: ControlPlane, workdir
         except subprocess.TimeoutExpired:
             manager.kill()
             manager.wait(timeout=10)
+
+
+KAMAJI_CONTROL_PLANE = ("controlplane.cluster.x-k8s.io/v1alpha1", "KamajiControlPlane")
+
+
+def kamaji_reports(admin: Api, namespace: str, name: str, version: str) -> None:
+    """What Kamaji's provider writes when every apiserver runs `version` (the fields its CRD requires)."""
+    admin.merge_status(*KAMAJI_CONTROL_PLANE, namespace, name, {
+        "version": version, "ready": True, "initialized": True, "readyReplicas": 2, "replicas": 2,
+        "updatedReplicas": 2, "unavailableReplicas": 0, "selector": f"cluster.x-k8s.io/cluster-name={name}"})
+
+
+def added_and_changed(applied: Any, stored: Any, path: str, out: list[str], changed: list[str]) -> None:
+    """Fields `stored` has beyond `applied` (into `out`), and fields whose value differs (into `changed`)."""
+    if isinstance(applied, dict) and isinstance(stored, dict):
+        for key, value in stored.items():
+            sub = f"{path}.{key}" if path else key
+            if key not in applied:
+                out.append(sub)
+            else:
+                added_and_changed(applied[key], value, sub, out, changed)
+        changed += [f"{path}.{key}" if path else key for key in applied if key not in stored]
+    elif applied != stored:
+        changed.append(path)

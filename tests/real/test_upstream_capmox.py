@@ -11,62 +11,35 @@ field capmox's webhooks or CRDs default is one this file has judged.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from proxmox_variants import Edit, by_template_id, dual_stack, full_clone, per_node_templates, pools
 from real_api import Api, APIRefusal, crd_documents
 from real_control_plane import ControlPlane
 from tenant_support import load_example
 from tenantctl.render import render_tenant
 from tenantctl.spec import parse_observed, parse_tenant_documents
 from tenantctl.validate.derived import derived_objects
-from upstream_support import COMPONENTS, running
+from upstream_support import COMPONENTS, added_and_changed, running
 
 pytestmark = [pytest.mark.timeout(300)]
-
-Docs = list[dict[str, Any]]
 
 CAPMOX_DEFAULTS: dict[str, str] = {}
 """What capmox's CRDs or webhooks add to what tenantctl writes, each judged: nothing. Every field capmox
 defaults (`full`, a NIC's `model`) tenantctl writes out, so no apply fights over it."""
 
 
-def _pools(docs: Docs) -> list[dict[str, Any]]:
-    return [d for d in docs if d["kind"] == "NodePool"]
-
-
-def _by_template_id(docs: Docs) -> None:
-    for pool in _pools(docs):
-        pool["spec"]["proxmox"].pop("templateTags")
-        pool["spec"]["proxmox"].pop("perNodeTemplates", None)
-        pool["spec"]["proxmox"]["templateID"] = 9000
-
-
-def _per_node_templates(docs: Docs) -> None:
-    for pool in _pools(docs):
-        pool["spec"]["proxmox"]["perNodeTemplates"] = True
-
-
-def _full_clone(docs: Docs) -> None:
-    for pool in _pools(docs):
-        pool["spec"]["proxmox"].update(full=True, storage="local-lvm", format="qcow2")
-
-
-def _dual_stack(docs: Docs) -> None:
-    docs[0]["spec"]["proxmox"]["ipv6Config"] = {"addresses": ["2001:db8::100-2001:db8::1ff"], "prefix": 64,
-                                                "gateway": "2001:db8::1"}
-
-
-CASES: dict[str, tuple[str, Callable[[Docs], None] | None]] = {
+CASES: dict[str, tuple[str, Edit | None]] = {
     "proxmox": ("proxmox.yaml", None),
-    "template-id": ("proxmox.yaml", _by_template_id),
-    "full-clone": ("proxmox.yaml", _full_clone),
-    "dual-stack": ("proxmox.yaml", _dual_stack),
+    "template-id": ("proxmox.yaml", by_template_id),
+    "full-clone": ("proxmox.yaml", full_clone),
+    "dual-stack": ("proxmox.yaml", dual_stack),
     "spread": ("proxmox-spread.yaml", None),
-    "spread-per-node-templates": ("proxmox-spread.yaml", _per_node_templates),
+    "spread-per-node-templates": ("proxmox-spread.yaml", per_node_templates),
 }
 
 
@@ -105,19 +78,6 @@ def _render(case: str, namespace: str) -> list[dict[str, Any]]:
     return [*objects, *clones]
 
 
-def _added(applied: Any, stored: Any, path: str, out: list[str], changed: list[str]) -> None:
-    if isinstance(applied, dict) and isinstance(stored, dict):
-        for key, value in stored.items():
-            sub = f"{path}.{key}" if path else key
-            if key not in applied:
-                out.append(sub)
-            else:
-                _added(applied[key], value, sub, out, changed)
-        changed += [f"{path}.{key}" if path else key for key in applied if key not in stored]
-    elif applied != stored:
-        changed.append(path)
-
-
 @pytest.mark.parametrize("case", list(CASES))
 def test_capmox_admits_every_proxmox_object_and_changes_nothing_tenantctl_wrote(capmox: Api, case: str) -> None:
     namespace = f"capmox-{case}"
@@ -130,7 +90,7 @@ def test_capmox_admits_every_proxmox_object_and_changes_nothing_tenantctl_wrote(
         stored = capmox.apply(obj, manager="tenantctl")
         added: list[str] = []
         changed: list[str] = []
-        _added(obj["spec"], stored["spec"], "spec", added, changed)
+        added_and_changed(obj["spec"], stored["spec"], "spec", added, changed)
         assert changed == [], f"{obj['kind']}/{obj['metadata']['name']}: capmox changed what tenantctl wrote: {changed}"
         defaults |= {f"{obj['kind']} {path}" for path in added}
     unjudged = {d for d in defaults if not any(d == k or d.startswith(k + ".") for k in CAPMOX_DEFAULTS)}
@@ -161,5 +121,5 @@ def test_capmox_webhook_and_tenantctl_refuse_the_same_mtu(capmox: Api) -> None:
     machine["spec"]["network"]["default"]["mtu"] = 1280
     assert capmox.apply(machine, manager="tenantctl")["spec"]["network"]["default"]["mtu"] == 1280
     docs = copy.deepcopy(load_example("proxmox.yaml"))
-    _pools(docs)[0]["spec"]["proxmox"]["network"]["mtu"] = 1000
+    pools(docs)[0]["spec"]["proxmox"]["network"]["mtu"] = 1000
     assert "NodePool/md0.spec.proxmox.network.mtu" in refused(docs)

@@ -30,7 +30,7 @@ from real_control_plane import ControlPlane
 from real_seed import eventually, operator_connection, running_operator, seed_control_plane, seed_tenant
 from tenant_support import load_example
 from tenantctl.cli import app
-from upstream_support import COMPONENTS, label_contracts, running
+from upstream_support import COMPONENTS, kamaji_reports, label_contracts, running
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -77,14 +77,6 @@ async def _grant_template_replacement(admin: Api, docs: list[dict[str, Any]], tm
             admin.apply(obj, manager="platform-admin")
 
 
-def _control_plane_reports(admin: Api, version: str) -> None:
-    """Kamaji's status: every apiserver on `version` (the fields the provider's CRD requires)."""
-    admin.merge_status(*KCP, NS, NAME, {"version": version, "ready": True, "initialized": True,
-                                        "readyReplicas": 2, "replicas": 2, "updatedReplicas": 2,
-                                        "unavailableReplicas": 0,
-                                        "selector": f"cluster.x-k8s.io/cluster-name={NAME}"})
-
-
 def _machine_sets(admin: Api, pool: str) -> list[dict[str, Any]]:
     return admin.list(CAPI, "MachineSet", NS, f"cluster.x-k8s.io/deployment-name={pool}")
 
@@ -126,7 +118,7 @@ async def test_cluster_api_builds_each_pool_from_tenantctls_templates_and_holds_
     async with running_operator(operator_connection(management), ACTED_ON) as ctx:
         await eventually(lambda: condition(admin.get(*TC, *KEY), "Ready").get("status") == "True", 120,
                          what="the tenant Ready")
-        _control_plane_reports(admin, OLD)
+        kamaji_reports(admin, NS, NAME, OLD)
 
         # Cluster API builds each pool: a MachineSet, and a Machine per replica (the autoscaled pool at its
         # minimum), each with its own copy of tenantctl's templates.
@@ -163,7 +155,7 @@ async def test_cluster_api_builds_each_pool_from_tenantctls_templates_and_holds_
 
         # Kamaji reports the target: the first pool moves, and Cluster API's preflight checks (a MachineSet
         # never newer than its control plane, never while it upgrades) let its new Machine be created.
-        _control_plane_reports(admin, NEW)
+        kamaji_reports(admin, NS, NAME, NEW)
         await eventually(lambda: len(_machines(admin, "demo-big")) == 2, 90,
                          what="Cluster API's new Machine of demo-big")
         assert _versions(_machines(admin, "demo-big")) == [OLD, NEW]

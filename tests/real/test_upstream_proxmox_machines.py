@@ -27,7 +27,7 @@ from real_seed import eventually, operator_connection, running_operator, seed_co
 from tenant_support import load_example
 from tenantctl.render import render_tenant
 from tenantctl.spec import parse_tenant_documents
-from upstream_support import COMPONENTS, label_contracts, running
+from upstream_support import COMPONENTS, kamaji_reports, label_contracts, running
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -65,16 +65,6 @@ def _docs(example: str) -> list[dict[str, Any]]:
             doc["metadata"]["name"] = f"{name}-{doc['metadata']['name']}"
             doc["spec"]["cluster"] = name
     return docs
-
-
-def _control_plane_reports(admin: Api, name: str) -> None:
-    """Kamaji's status: every apiserver ready at the version the operator asked for."""
-    kcp = admin.get(*KCP, NS, name)
-    assert kcp is not None
-    admin.merge_status(*KCP, NS, name, {"version": kcp["spec"]["version"], "ready": True, "initialized": True,
-                                        "readyReplicas": 2, "replicas": 2, "updatedReplicas": 2,
-                                        "unavailableReplicas": 0,
-                                        "selector": f"cluster.x-k8s.io/cluster-name={name}"})
 
 
 def _deployments(admin: Api, name: str) -> list[dict[str, Any]]:
@@ -116,7 +106,9 @@ async def test_cluster_api_clones_a_proxmox_machine_for_every_worker(
         await eventually(lambda: admin.get(*KCP, NS, name) is not None
                          and sorted(md["metadata"]["name"] for md in _deployments(admin, name)) == expected, 90,
                          what="the operator applied the tenant")
-        _control_plane_reports(admin, name)
+        kcp = admin.get(*KCP, NS, name)
+        assert kcp is not None
+        kamaji_reports(admin, NS, name, kcp["spec"]["version"])
         deployments = _deployments(admin, name)
         wanted = {md["metadata"]["name"]: md["spec"].get("replicas", 0) for md in deployments}
         assert sum(wanted.values()) >= 2, wanted

@@ -27,7 +27,7 @@ from tenantctl.operator.phases.apply import apply_inventory
 from tenantctl.problems import InvalidInput
 from tenantctl.render import render_cluster
 from tenantctl.spec import parse_observed, parse_tenant_documents
-from upstream_support import COMPONENTS, Component, running
+from upstream_support import COMPONENTS, Component, added_and_changed, running
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -93,20 +93,6 @@ NOTHING_TO_JUDGE = {
 """(component, example) pairs where the example has no object of the component's kinds, and why."""
 
 
-def _added(applied: Any, stored: Any, path: str, out: list[str], changed: list[str]) -> None:
-    """Fields `stored` has beyond `applied` (into `out`), and fields whose value differs (into `changed`)."""
-    if isinstance(applied, dict) and isinstance(stored, dict):
-        for key, value in stored.items():
-            sub = f"{path}.{key}" if path else key
-            if key not in applied:
-                out.append(sub)
-            else:
-                _added(applied[key], value, sub, out, changed)
-        changed += [f"{path}.{key}" if path else key for key in applied if key not in stored]
-    elif applied != stored:
-        changed.append(path)
-
-
 def _judged(upstream: Component, admin: Api, rendered: list[dict[str, Any]]) -> None:
     """Apply each object for real; nothing tenantctl wrote may change, and every default must be judged."""
     defaults: set[str] = set()
@@ -115,7 +101,7 @@ def _judged(upstream: Component, admin: Api, rendered: list[dict[str, Any]]) -> 
         stored = admin.apply(obj, manager="tenantctl")
         added: list[str] = []
         changed: list[str] = []
-        _added(obj["spec"], stored["spec"], "spec", added, changed)
+        added_and_changed(obj["spec"], stored["spec"], "spec", added, changed)
         assert changed == [], f"{obj['kind']}/{obj['metadata']['name']}: {upstream.name} changed what tenantctl " \
                               f"wrote: {changed}"
         defaults |= {f"{obj['kind']} {path}" for path in added}

@@ -9,12 +9,12 @@ built and admitted. A template the API server admits but whose clone its CRD ref
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from proxmox_variants import Edit, by_template_id, full_clone, per_node_templates
 from tenant_support import EXAMPLES, load_example
 from tenantctl.cli import app
 from tenantctl.render import render_tenant
@@ -26,37 +26,16 @@ from tenantctl.validate.objects import derived_problems
 Docs = list[dict[str, Any]]
 
 
-def _pools(docs: Docs) -> list[dict[str, Any]]:
-    return [d for d in docs if d["kind"] == "NodePool"]
-
-
-def _by_template_id(docs: Docs) -> None:
-    for pool in _pools(docs):
-        pool["spec"]["proxmox"].pop("templateTags")
-        pool["spec"]["proxmox"].pop("perNodeTemplates", None)
-        pool["spec"]["proxmox"]["templateID"] = 9000
-
-
-def _per_node_templates(docs: Docs) -> None:
-    for pool in _pools(docs):
-        pool["spec"]["proxmox"]["perNodeTemplates"] = True
-
-
-def _full_clone(docs: Docs) -> None:
-    for pool in _pools(docs):
-        pool["spec"]["proxmox"].update(full=True, storage="local-lvm", format="qcow2")
-
-
-CASES: dict[str, tuple[str, str | None, Callable[[Docs], None] | None]] = {
+CASES: dict[str, tuple[str, str | None, Edit | None]] = {
     "kubevirt": ("kubevirt.yaml", "observed-kubevirt.yaml", None),
     "kubevirt-unobserved": ("kubevirt.yaml", None, None),
     "proxmox": ("proxmox.yaml", "observed-proxmox.yaml", None),
     "proxmox-unobserved": ("proxmox.yaml", None, None),
-    "proxmox-template-id": ("proxmox.yaml", "observed-proxmox.yaml", _by_template_id),
-    "proxmox-full-clone": ("proxmox.yaml", "observed-proxmox.yaml", _full_clone),
+    "proxmox-template-id": ("proxmox.yaml", "observed-proxmox.yaml", by_template_id),
+    "proxmox-full-clone": ("proxmox.yaml", "observed-proxmox.yaml", full_clone),
     "spread": ("proxmox-spread.yaml", "observed-proxmox.yaml", None),
-    "spread-per-node-templates": ("proxmox-spread.yaml", "observed-proxmox.yaml", _per_node_templates),
-    "spread-template-id": ("proxmox-spread.yaml", "observed-proxmox.yaml", _by_template_id),
+    "spread-per-node-templates": ("proxmox-spread.yaml", "observed-proxmox.yaml", per_node_templates),
+    "spread-template-id": ("proxmox-spread.yaml", "observed-proxmox.yaml", by_template_id),
 }
 
 
