@@ -122,3 +122,22 @@ def test_the_newest_backup_is_newest_by_time_then_revision_whatever_the_key_text
     assert by_name.revision == 200
     assert store.prune("tenant-demo", "demo", 1) == [listed[0].key, listed[1].key]
     assert [s.revision for s in store.backups("tenant-demo", "demo")] == [10]
+
+
+def test_a_backup_copied_without_its_metadata_keeps_its_place(endpoint: str) -> None:
+    """A copy by a tool that drops user metadata: when and which revision are read from its name."""
+    import boto3
+
+    target = bucket(endpoint, "bare")
+    store = BackupStore(target)
+    for revision, minute in ((9, 5), (10, 5)):
+        b = bundle(revision=revision, minute=minute)
+        store.put(b.manifest, seal(KEY, pack(b)))
+    s3 = boto3.client("s3", endpoint_url=target.endpoint, region_name=target.region,
+                      aws_access_key_id=target.access_key, aws_secret_access_key=target.secret_key)
+    older = bundle(revision=200, minute=1)
+    key = f"{target.prefix}tenant-demo/demo/20261203T120100Z-r200.tctlbak"
+    s3.put_object(Bucket=target.bucket, Key=key, Body=seal(KEY, pack(older)))  # no Metadata
+    listed = store.backups("tenant-demo", "demo")
+    assert [(s.created, s.revision) for s in listed] == [
+        ("2026-12-03T12:01:00Z", 200), ("2026-12-03T12:05:00Z", 9), ("2026-12-03T12:05:00Z", 10)]

@@ -1,5 +1,6 @@
 """Where sealed backups are kept: an S3-compatible bucket, one object per backup under
-`<prefix><namespace>/<name>/`, named so that name order is time order.
+`<prefix><namespace>/<name>/`, named by the time and revision it was taken; listed by those, not by name
+text (`-r10` sorts before `-r9`).
 
 The object's user metadata repeats what `list`, `plan` and `describe` show (time, revision, keys): none
 of it is secret, and reading it needs no key and no download.
@@ -7,6 +8,7 @@ of it is secret, and reading it needs no key and no download.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -50,6 +52,18 @@ def object_name(target: S3Target, manifest: Manifest) -> str:
     return f"{target.prefix}{manifest.namespace}/{manifest.name}/{stamp}-r{manifest.revision}{SUFFIX}"
 
 
+_NAME = re.compile(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-r(\d+)")
+
+
+def _from_name(key: str, revision: int) -> tuple[str, int]:
+    """When and at which revision a backup was taken, read from its object name."""
+    found = _NAME.search(key.rsplit("/", 1)[-1])
+    if found is None:
+        return "", revision
+    year, month, day, hour, minute, second, named = found.groups()
+    return f"{year}-{month}-{day}T{hour}:{minute}:{second}Z", int(named)
+
+
 class BackupStore:
     def __init__(self, target: S3Target) -> None:
         import boto3
@@ -83,7 +97,10 @@ class BackupStore:
     def _meta(self, key: str, size: int) -> Stored:
         head = self._call("read", self._s3.head_object, Bucket=self.target.bucket, Key=key)
         meta: Mapping[str, str] = head.get("Metadata") or {}
-        return Stored(key, size, meta.get("created", ""), int(meta.get("revision") or 0), int(meta.get("keys") or 0))
+        created, revision = meta.get("created") or "", int(meta.get("revision") or 0)
+        if not created:  # copied by a tool that drops user metadata: the name holds both (`object_name`)
+            created, revision = _from_name(key, revision)
+        return Stored(key, size, created, revision, int(meta.get("keys") or 0))
 
     def backups(self, namespace: str, name: str) -> list[Stored]:
         """The tenant's backups, oldest first (by creation time, then revision)."""

@@ -58,9 +58,10 @@ def compiled_version(version: CrdVersion) -> CompiledVersion:
 
 
 def validate_custom_object(obj: Mapping[str, Any], label: str, catalog: SchemaCatalog, *,
-                           check_metadata: bool = True) -> list[Problem]:
+                           check_metadata: bool = True, report_unchecked: bool = True) -> list[Problem]:
     """Problems of one object whose kind a CRD should define (`check_metadata`: also its name and
-    labels' syntax; off for an object a controller derives, whose metadata is its source's)."""
+    labels' syntax; off for an object a controller derives, whose metadata is its source's;
+    `report_unchecked`: the CRD's rules tenantctl cannot evaluate, as errors)."""
     api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
     version = catalog.lookup(api_version, kind)
     if version is None:
@@ -72,10 +73,11 @@ def validate_custom_object(obj: Mapping[str, Any], label: str, catalog: SchemaCa
         warning = version.deprecation_warning or f"{api_version} {kind} is deprecated"
         problems.append(Problem(label, warning, Severity.WARNING))
     compiled = compiled_version(version)
-    problems.extend(
-        Problem(label, f"CRD {version.crd_name} {version.version} ({version.source}): {text}")
-        for text in compiled.unchecked
-    )
+    if report_unchecked:
+        problems.extend(
+            Problem(label, f"CRD {version.crd_name} {version.version} ({version.source}): {text}")
+            for text in compiled.unchecked
+        )
     defaulted = apply_defaults(obj, compiled.converted.defaults)
     errors, rules_skipped = _apiserver_errors(compiled.validator.iter_errors(defaulted))
     problems.extend(problems_from_errors(label, errors))

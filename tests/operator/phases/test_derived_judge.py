@@ -125,3 +125,68 @@ async def test_the_webhook_refuses_a_pool_whose_clones_would_be_refused(mgmt: Ku
 
 async def test_the_webhook_admits_a_pool_capmox_can_clone(mgmt: KubeEmulator, shared: Path) -> None:
     assert (await _reviewed(mgmt, shared, stricter=False)).refusals == ()
+
+
+TWO_CORES = {"rule": "!has(self.numCores) || self.numCores < 2", "message": "two cores or more are not supported"}
+
+
+def _serve_with(mgmt: KubeEmulator, shared: Path, rule: dict[str, str]) -> None:
+    crd = copy.deepcopy(_capmox_machine_crd(shared))
+    for version in crd["spec"]["versions"]:
+        version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"].append(rule)
+    declare(mgmt, [("infrastructure.cluster.x-k8s.io/v1alpha1/proxmoxmachines", "ProxmoxMachine", True, ())])
+    mgmt.put(CRDS, crd)
+
+
+async def test_the_webhook_judges_with_the_platforms_kamaji(mgmt: KubeEmulator, shared: Path) -> None:
+    """A tenant on a minor only a newer Kamaji serves: the render the webhook judges is the one that Kamaji
+    allows, not the tested default's (which refuses to render it: the clones would go unjudged, or the
+    review would end in an error)."""
+    from tenantctl.spec.compat import KamajiRelease
+
+    docs = load_example("proxmox.yaml")
+    docs[0]["spec"]["version"] = "v1.36"
+    management(mgmt)
+    _serve(mgmt, shared, stricter=True)
+    seed_documents(mgmt, [d for d in docs if d["kind"] == "NodePool"])
+    newer = KamajiRelease("26.6.5-edge", "the Platform")
+    async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
+        verdict = await review(api, TENANT_CLUSTERS, NODE_POOLS, "CREATE", docs[0], None, newer, DerivedJudge())
+    (refusal,) = verdict.refusals
+    assert refusal.startswith("ProxmoxMachineTemplate/acme-md0-") and STRICTER["message"] in refusal
+
+
+async def test_a_rule_the_judge_cannot_evaluate_refuses_nothing(
+    mgmt: KubeEmulator, tenant: KubeEmulator, shared: Path
+) -> None:
+    """A provider upgrade may bring a CEL function tenantctl does not know: that rule is the API server's to
+    judge at clone time, not a reason to stop every tenant's pass."""
+    docs = load_example("proxmox.yaml")
+    management(mgmt)
+    _serve_with(mgmt, shared, {"rule": "self.someFunctionNobodyKnows()", "message": "unknown"})
+    seed_documents(mgmt, docs)
+    seed_control_plane(mgmt, docs, str(tenant.url).rstrip("/"))
+    async with running_operator(mgmt):
+        await eventually(lambda: _ready(mgmt).get("status") == "True")
+
+
+async def test_the_webhook_refuses_a_pools_own_clones_not_a_neighbours_old_ones(
+    mgmt: KubeEmulator, shared: Path
+) -> None:
+    """md0 (2 cores) is refused by a rule a capmox upgrade brought; a change to another pool is not."""
+    docs = load_example("proxmox.yaml")
+    small = copy.deepcopy(next(d for d in docs if d["kind"] == "NodePool"))
+    small["metadata"]["name"] = "small"
+    small["spec"]["resources"]["cpu"] = 1
+    management(mgmt)
+    _serve_with(mgmt, shared, TWO_CORES)
+    seed_documents(mgmt, docs)
+    async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
+        other = await review(api, TENANT_CLUSTERS, NODE_POOLS, "CREATE", small, None, DEFAULT_KAMAJI, DerivedJudge())
+        md0 = next(d for d in docs if d["kind"] == "NodePool")
+        changed = copy.deepcopy(md0)
+        changed["spec"]["replicas"] = 3
+        own = await review(api, TENANT_CLUSTERS, NODE_POOLS, "UPDATE", changed, md0, DEFAULT_KAMAJI, DerivedJudge())
+    assert other.refusals == (), other.refusals
+    (refusal,) = own.refusals
+    assert refusal.startswith("ProxmoxMachineTemplate/acme-md0-") and TWO_CORES["message"] in refusal

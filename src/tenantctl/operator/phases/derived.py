@@ -10,6 +10,7 @@ never gets a Machine. Refused here, nothing is applied and the refusal names the
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,22 @@ _PLURALS = {"Machine": "machines", "ProxmoxMachine": "proxmoxmachines", "Kubevir
 DERIVED_CRDS = tuple(sorted(f"{_PLURALS[d.kind]}.{group}" for (group, _), d in DERIVATIONS.items()))
 """The CRDs of every kind a controller builds from tenantctl's objects (read with the `get` on CRDs the
 operator holds for Kamaji's)."""
+
+
+_log = logging.getLogger(__name__)
+
+
+def _catalog(crds: Sequence[Mapping[str, Any]]) -> SchemaCatalog | None:
+    """The catalog of every CRD that reads as one: a malformed one is left out (and said), not all four."""
+    usable = []
+    for crd in crds:
+        try:
+            SchemaCatalog.from_documents([crd], "the management cluster's CRDs")
+        except InvalidInput as exc:
+            _log.warning("CRD %s is left out of the clones' judge: %s", (crd.get("metadata") or {}).get("name"), exc)
+            continue
+        usable.append(crd)
+    return SchemaCatalog.from_documents(usable, "the management cluster's CRDs") if usable else None
 
 
 @dataclass
@@ -52,10 +69,7 @@ class DerivedJudge:
             crds = [crd for name in DERIVED_CRDS if (crd := await api.get(_CRDS, name, cached=False)) is not None]
             versions = tuple((c["metadata"]["name"], str(c["metadata"].get("resourceVersion"))) for c in crds)
             if self._read is None or versions != self._versions:
-                try:
-                    built = SchemaCatalog.from_documents(crds, "the management cluster's CRDs") if crds else None
-                except InvalidInput:
-                    built = None  # a CRD we cannot read as one: its clones are judged by the API server alone
+                built = _catalog(crds)
                 self._versions = versions
             else:
                 built = self._read[1]
@@ -68,7 +82,9 @@ class DerivedJudge:
         A CRD that cannot be read leaves the judging to the clone (the apply's own errors say why)."""
         try:
             catalog = await self.catalog(api)
-        except APIError:
+        except APIError as exc:
+            _log.warning("the CRDs of what Cluster API builds cannot be read (%s): clones are judged at clone time "
+                         "only", exc)
             return []
         return derived_problems(objects, catalog) if catalog is not None else []
 

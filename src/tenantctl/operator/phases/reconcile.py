@@ -120,6 +120,8 @@ class Scope:
     """The machine templates those MachineDeployments name, by name (read before a render)."""
     waiting_for_roll: tuple[str, ...] = ()
     """Render changes a live pool's machine template waits with until the pool rolls anyway."""
+    not_kept: tuple[str, ...] = ()
+    """Pools whose live machine template this render does not keep, and why (said once applied)."""
 
     @property
     def generation(self) -> int | None:
@@ -276,7 +278,7 @@ async def _apply(scope: Scope) -> ApplyResult:
         return ApplyResult(kinds=list(scope.verified.kinds), verified=scope.verified)
     objects = _render(scope, scope.observation.observed)
     await (scope.derived or DerivedJudge()).refuse(scope.api, objects)
-    return await apply_inventory(
+    applied = await apply_inventory(
         scope.api,
         objects,
         cluster=cluster,
@@ -286,6 +288,11 @@ async def _apply(scope: Scope) -> ApplyResult:
         recorder=scope.recorder,
         inputs=inputs,
     )
+    for line in scope.not_kept:
+        # Said once, after the apply that rolls the pool: the next pass renders what is live, so the pool
+        # is no longer listed; a pass refused before its apply says nothing of a roll that did not happen.
+        scope.recorder.info(str(Reason.TEMPLATE_NOT_KEPT), line)
+    return applied
 
 
 async def _live_templates(scope: Scope) -> dict[str, Mapping[str, Any]]:
@@ -375,9 +382,7 @@ def _keep_live_templates(scope: Scope, objects: list[Obj], observed: ObservedSta
 
     kept = keep_live_templates(scope.pools, objects, scope.live_deployments, render_pool, scope.live_templates)
     scope.waiting_for_roll = kept.waiting
-    for line in kept.rolling:
-        # Said once: the pass after the roll renders what is live, so the pool is no longer listed.
-        scope.recorder.info(str(Reason.TEMPLATE_NOT_KEPT), line)
+    scope.not_kept = kept.rolling
     return kept.objects
 
 

@@ -20,6 +20,7 @@ from tenantctl.operator.kube.client import KubeClient, Resource
 from tenantctl.operator.phases.derived import DerivedJudge
 from tenantctl.problems import InvalidInput, Problem, Problems, Severity
 from tenantctl.render import render_tenant
+from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import parse_tenant_documents
 from tenantctl.spec.checks import ref
 from tenantctl.spec.compat import (
@@ -151,19 +152,29 @@ async def review(
         verdict = _verdict(label, _problems(before), _problems(after))
     if verdict.refusals or derived is None:
         return verdict
-    built = await _derived_refusals(api, derived, after)
+    # As for the spec's own problems: the reviewed pool's, and those this change creates; not a neighbour's
+    # that was already there.
+    made = await _derived_refusals(api, derived, after, kamaji)
+    had = {line for line, _ in await _derived_refusals(api, derived, before, kamaji)} if made else set()
+    built = tuple(line for line, pool in made if line not in had or (kind == "NodePool" and pool == name))
     return Verdict(built, verdict.warnings) if built else verdict
 
 
-async def _derived_refusals(api: KubeClient, derived: DerivedJudge, docs: Sequence[Obj | None]) -> tuple[str, ...]:
+async def _derived_refusals(api: KubeClient, derived: DerivedJudge, docs: Sequence[Obj | None],
+                            kamaji: KamajiRelease) -> list[tuple[str, str | None]]:
     """What Cluster API would refuse to build from the tenant's render (planning mode: no observation, so
     every machine template and MachineDeployment, not yet the TalosConfigTemplates, which the operator's
     pass judges once the endpoint is known)."""
     try:
         tenant = parse_tenant_documents([dict(d) for d in docs if d is not None])
+        if not tenant.clusters:
+            return []
+        objects = render_tenant(tenant, kamaji=kamaji)
     except InvalidInput:
-        return ()  # a spec the checks above let through, yet incomplete (a pool without its cluster)
-    if not tenant.clusters:
-        return ()
-    objects = render_tenant(tenant)
-    return tuple(f"{p.path}: {p.message}" for p in await derived.problems(api, objects))
+        # A spec the checks above let through yet cannot render (a version the Kamaji check leaves
+        # unjudged on purpose, a pool without its cluster): the operator's pass says why; not judged here.
+        return []
+    pools = {f"{o['kind']}/{o['metadata']['name']}": (o["metadata"].get("labels") or {}).get(POOL_LABEL)
+             for o in objects}
+    return [(f"{p.path}: {p.message}", pools.get(p.path.split(".", 1)[0]))
+            for p in await derived.problems(api, objects)]
