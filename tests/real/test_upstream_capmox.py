@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from proxmox_variants import Edit, by_template_id, dual_stack, full_clone, per_node_templates, pools
-from real_api import Api, APIRefusal, crd_documents
+from real_api import Api, APIRefusal, crd_documents, wait_for
 from real_control_plane import ControlPlane
 from tenant_support import load_example
 from tenantctl.render import render_tenant
@@ -123,3 +123,127 @@ def test_capmox_webhook_and_tenantctl_refuse_the_same_mtu(capmox: Api) -> None:
     docs = copy.deepcopy(load_example("proxmox.yaml"))
     pools(docs)[0]["spec"]["proxmox"]["network"]["mtu"] = 1000
     assert "NodePool/md0.spec.proxmox.network.mtu" in refused(docs)
+
+
+# -- capmox's controllers clone a worker on fakepve (issue 60) -----------------------------------------------
+
+CLONE_NS = "capmox-clone"
+BOOTSTRAP = (b"version: v1alpha1\nmachine:\n  type: worker\n  token: not-a-real-token\n"
+             b"cluster:\n  controlPlane:\n    endpoint: https://192.0.2.10:6443\n")
+CAPI = "cluster.x-k8s.io/v1beta1"
+CAPMOX = "infrastructure.cluster.x-k8s.io/v1alpha1"
+
+
+@pytest.fixture()
+def stand(_fakepve_pki: tuple[str, str]) -> Iterator[Any]:
+    """A two-node Proxmox on fakepve, with the stand-ins capmox needs (tests/fakepve_stand.py) and the
+    Talos template a `templateTags: [talos]` pool selects, its boot order as `qm create` writes it."""
+    from fakepve.pytest_plugin import _Serving  # type: ignore[import-untyped]
+
+    from fakepve_stand import CapmoxStand
+    from proxmox.conftest import SECRET, TEMPLATE, TOKEN_ID
+
+    pve = CapmoxStand(user="root@pam", password="secret", host="127.0.0.1", port=0)
+    pve.time_scale = 0
+    pve.version, pve.release_version = "8.4.1", "8.4"
+    pve.add_node("pve2")
+    pve.add_ceph_storage("ceph-vm")
+    pve.add_vm(TEMPLATE, "talos-v1.13.6", node="pve1", template=True,
+               config={"scsi0": "ceph-vm:base-9000-disk-0,size=4G", "tags": "talos;talos-v1.13.6", "agent": "0",
+                       "boot": "order=scsi0", "template": 1})
+    pve.pools["tenant-acme"] = set()
+    pve.apitokens[TOKEN_ID] = SECRET
+    serving = _Serving(pve, *_fakepve_pki)
+    try:
+        yield pve
+    finally:
+        serving.stop()
+
+
+def _owner(obj: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
+             "uid": obj["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
+
+
+def _vm_of(stand: Any, name: str) -> Any:
+    return next((vm for vm in stand.vms if vm.name == name and not vm.config.get("template")), None)
+
+
+def test_capmox_clones_the_selected_template_as_rendered_and_removes_it(
+    capmox: Api, capmox_management: ControlPlane, stand: Any, tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """What Cluster API, Kamaji and CABPT would write is written by hand (a Cluster with its infrastructure
+    ready, the endpoint, a Machine with its bootstrap data); capmox and CAIP do the rest against fakepve."""
+    from proxmox.conftest import SECRET, TOKEN_ID
+
+    capmox.namespace(CLONE_NS)
+    docs = copy.deepcopy(load_example("proxmox.yaml"))
+    for doc in docs:
+        doc["metadata"]["namespace"] = CLONE_NS
+    objects = {o["kind"]: o for o in render_tenant(parse_tenant_documents(docs))}
+    with running(COMPONENTS["caip"], capmox, capmox_management, tmp_path_factory.mktemp("caip"), CLONE_NS):
+        secret = {"url": stand.url, "token": TOKEN_ID, "secret": SECRET, "insecure": "true"}
+        capmox.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "capmox-acme", "namespace": CLONE_NS},
+                      "stringData": secret}, manager="platform-admin")
+        cluster = copy.deepcopy(objects["Cluster"])
+        cluster["spec"]["controlPlaneEndpoint"] = {"host": "192.0.2.10", "port": 6443}
+        cluster = capmox.apply(cluster, manager="capi")
+        capmox.merge_status(CAPI, "Cluster", CLONE_NS, "acme", {"infrastructureReady": True, "phase": "Provisioned"})
+        proxmox_cluster = copy.deepcopy(objects["ProxmoxCluster"])
+        proxmox_cluster["metadata"]["ownerReferences"] = _owner(cluster)
+        proxmox_cluster["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = "acme"
+        proxmox_cluster["spec"]["controlPlaneEndpoint"] = {"host": "192.0.2.10", "port": 6443}  # Kamaji's provider
+        capmox.apply(proxmox_cluster, manager="tenantctl")
+        capmox.apply({"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
+                      "metadata": {"name": "acme-md0-a-bootstrap", "namespace": CLONE_NS,
+                                   "labels": {"cluster.x-k8s.io/cluster-name": "acme"}},
+                      "stringData": {"value": BOOTSTRAP.decode(), "format": "cloud-config"}}, manager="cabpt")
+        machine = capmox.apply({
+            "apiVersion": CAPI, "kind": "Machine",
+            "metadata": {"name": "acme-md0-a", "namespace": CLONE_NS, "ownerReferences": _owner(cluster),
+                         "labels": {"cluster.x-k8s.io/cluster-name": "acme"}},
+            "spec": {"clusterName": "acme", "version": "v1.33.13",
+                     "bootstrap": {"dataSecretName": "acme-md0-a-bootstrap"},
+                     "infrastructureRef": {"apiVersion": CAPMOX, "kind": "ProxmoxMachine", "name": "acme-md0-a",
+                                           "namespace": CLONE_NS}}}, manager="capi")
+        capmox.merge_status(CAPI, "Machine", CLONE_NS, "acme-md0-a", {"bootstrapReady": True})
+        (clone,) = derived_objects(objects["ProxmoxMachineTemplate"], "ProxmoxMachineTemplate")
+        proxmox_machine = copy.deepcopy(clone.obj)
+        proxmox_machine["metadata"] = {"name": "acme-md0-a", "namespace": CLONE_NS, "ownerReferences": _owner(machine),
+                                       "labels": {"cluster.x-k8s.io/cluster-name": "acme"}}
+        capmox.apply(proxmox_machine, manager="capi")
+
+        def ready() -> dict[str, Any] | None:
+            live = capmox.get(CAPMOX, "ProxmoxMachine", CLONE_NS, "acme-md0-a") or {}
+            status = live.get("status") or {}
+            assert not status.get("failureReason"), status
+            return live if status.get("ready") else None
+
+        live = wait_for(ready, 120, what="capmox's ProxmoxMachine ready")
+        assert str(live["spec"].get("providerID", "")).startswith("proxmox://"), live["spec"]
+        vm = _vm_of(stand, "acme-md0-a")
+        assert vm is not None, [v.name for v in stand.vms]
+        rendered = clone.obj["spec"]
+        config = {k: str(v) for k, v in vm.config.items()}
+        # The template the render's tags select (talos + talos-<version>), cloned linked, into the pool.
+        asked = [(m, p, b) for m, p, b in stand.requests if "/qemu/" in p and m in ("POST", "PUT")]
+        assert [p for m, p, _ in asked if p.endswith("/clone")] == ["/api2/json/nodes/pve1/qemu/9000/clone"], asked
+        assert vm.node in ("pve1", "pve2") and vm.pool == "tenant-acme"
+        assert "size=20G" in config["scsi0"], (config["scsi0"], [a for a in asked if "resize" in a[1]])
+        assert (int(config["cores"]), int(config["sockets"]), int(config["memory"])) == \
+            (rendered["numCores"], rendered["numSockets"], rendered["memoryMiB"])
+        net0 = dict(p.partition("=")[::2] for p in config["net0"].split(","))
+        assert net0["bridge"] == "vmbr0" and net0["tag"] == "100" and net0.get("virtio"), net0
+        address = next(a["address"] for a in live["status"]["addresses"] if a["type"] == "InternalIP")
+        tags = set(config["tags"].split(";"))
+        assert set(rendered["tags"]) <= tags and f"ip_net0_{address}" in tags, tags
+        assert address in [f"192.0.2.{n}" for n in range(100, 151)]
+        # The bootstrap data in the cloud-init ISO capmox uploaded: the machine config byte for byte.
+        iso = stand.uploaded["data"]
+        assert stand.uploaded["filename"] == f"user-data-{vm.vmid}.iso" and BOOTSTRAP in iso
+        assert b"CIDATA" in iso.upper() and b"network-config" in iso.lower()
+
+        assert capmox.delete(CAPMOX, "ProxmoxMachine", CLONE_NS, "acme-md0-a")
+        wait_for(lambda: _vm_of(stand, "acme-md0-a") is None, 120, what="capmox destroyed the VM")
+        wait_for(lambda: capmox.get(CAPMOX, "ProxmoxMachine", CLONE_NS, "acme-md0-a") is None, 60,
+                 what="the ProxmoxMachine gone")
