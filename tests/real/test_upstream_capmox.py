@@ -147,6 +147,7 @@ def stand(_fakepve_pki: tuple[str, str]) -> Iterator[Any]:
     pve.time_scale = 0
     pve.version, pve.release_version = "8.4.1", "8.4"
     pve.add_node("pve2")
+    pve.add_node("pve3")
     pve.add_ceph_storage("ceph-vm")
     pve.add_vm(TEMPLATE, "talos-v1.13.6", node="pve1", template=True,
                config={"scsi0": "ceph-vm:base-9000-disk-0,size=4G", "tags": "talos;talos-v1.13.6", "agent": "0",
@@ -169,52 +170,72 @@ def _vm_of(stand: Any, name: str) -> Any:
     return next((vm for vm in stand.vms if vm.name == name and not vm.config.get("template")), None)
 
 
+CLONES = {"proxmox": ("proxmox.yaml", "md0", None), "spread-pve2": ("proxmox-spread.yaml", "md0", "pve2")}
+"""(example, pool, node group): the getting-started pool (capmox places it on any allowed node), and one
+spread group of the spread example (pinned to its node, a further NIC with its own pool, a VMID range,
+dual stack)."""
+
+
+def _template(objects: list[dict[str, Any]], pool: str, group: str | None) -> dict[str, Any]:
+    (template,) = [o for o in objects if o["kind"] == "ProxmoxMachineTemplate"
+                   and o["metadata"]["labels"].get("tenantctl.io/nodepool") == pool
+                   and o["metadata"]["labels"].get("tenantctl.io/node-group") == group]
+    return template
+
+
+@pytest.mark.parametrize("case", list(CLONES))
 def test_capmox_clones_the_selected_template_as_rendered_and_removes_it(
-    capmox: Api, capmox_management: ControlPlane, stand: Any, tmp_path_factory: pytest.TempPathFactory,
+    capmox: Api, capmox_management: ControlPlane, stand: Any, tmp_path_factory: pytest.TempPathFactory, case: str,
 ) -> None:
     """What Cluster API, Kamaji and CABPT would write is written by hand (a Cluster with its infrastructure
     ready, the endpoint, a Machine with its bootstrap data); capmox and CAIP do the rest against fakepve."""
     from proxmox.conftest import SECRET, TOKEN_ID
 
-    capmox.namespace(CLONE_NS)
-    docs = copy.deepcopy(load_example("proxmox.yaml"))
+    example, pool, group = CLONES[case]
+    namespace = f"{CLONE_NS}-{case}"
+    capmox.namespace(namespace)
+    docs = copy.deepcopy(load_example(example))
     for doc in docs:
-        doc["metadata"]["namespace"] = CLONE_NS
-    objects = {o["kind"]: o for o in render_tenant(parse_tenant_documents(docs))}
-    with running(COMPONENTS["caip"], capmox, capmox_management, tmp_path_factory.mktemp("caip"), CLONE_NS):
+        doc["metadata"]["namespace"] = namespace
+    rendered_objects = render_tenant(parse_tenant_documents(docs))
+    objects = {o["kind"]: o for o in rendered_objects}
+    template = _template(rendered_objects, pool, group)
+    with running(COMPONENTS["caip"], capmox, capmox_management, tmp_path_factory.mktemp("caip"), namespace):
         secret = {"url": stand.url, "token": TOKEN_ID, "secret": SECRET, "insecure": "true"}
-        capmox.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "capmox-acme", "namespace": CLONE_NS},
+        capmox.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "capmox-acme", "namespace": namespace},
                       "stringData": secret}, manager="platform-admin")
+        for address_pool in (o for o in rendered_objects if o["kind"] == "InClusterIPPool"):
+            capmox.apply(address_pool, manager="tenantctl")
         cluster = copy.deepcopy(objects["Cluster"])
         cluster["spec"]["controlPlaneEndpoint"] = {"host": "192.0.2.10", "port": 6443}
         cluster = capmox.apply(cluster, manager="capi")
-        capmox.merge_status(CAPI, "Cluster", CLONE_NS, "acme", {"infrastructureReady": True, "phase": "Provisioned"})
+        capmox.merge_status(CAPI, "Cluster", namespace, "acme", {"infrastructureReady": True, "phase": "Provisioned"})
         proxmox_cluster = copy.deepcopy(objects["ProxmoxCluster"])
         proxmox_cluster["metadata"]["ownerReferences"] = _owner(cluster)
         proxmox_cluster["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = "acme"
         proxmox_cluster["spec"]["controlPlaneEndpoint"] = {"host": "192.0.2.10", "port": 6443}  # Kamaji's provider
         capmox.apply(proxmox_cluster, manager="tenantctl")
         capmox.apply({"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
-                      "metadata": {"name": "acme-md0-a-bootstrap", "namespace": CLONE_NS,
+                      "metadata": {"name": "acme-md0-a-bootstrap", "namespace": namespace,
                                    "labels": {"cluster.x-k8s.io/cluster-name": "acme"}},
                       "stringData": {"value": BOOTSTRAP.decode(), "format": "cloud-config"}}, manager="cabpt")
         machine = capmox.apply({
             "apiVersion": CAPI, "kind": "Machine",
-            "metadata": {"name": "acme-md0-a", "namespace": CLONE_NS, "ownerReferences": _owner(cluster),
+            "metadata": {"name": "acme-md0-a", "namespace": namespace, "ownerReferences": _owner(cluster),
                          "labels": {"cluster.x-k8s.io/cluster-name": "acme"}},
             "spec": {"clusterName": "acme", "version": "v1.33.13",
                      "bootstrap": {"dataSecretName": "acme-md0-a-bootstrap"},
                      "infrastructureRef": {"apiVersion": CAPMOX, "kind": "ProxmoxMachine", "name": "acme-md0-a",
-                                           "namespace": CLONE_NS}}}, manager="capi")
-        capmox.merge_status(CAPI, "Machine", CLONE_NS, "acme-md0-a", {"bootstrapReady": True})
-        (clone,) = derived_objects(objects["ProxmoxMachineTemplate"], "ProxmoxMachineTemplate")
+                                           "namespace": namespace}}}, manager="capi")
+        capmox.merge_status(CAPI, "Machine", namespace, "acme-md0-a", {"bootstrapReady": True})
+        (clone,) = derived_objects(template, "ProxmoxMachineTemplate")
         proxmox_machine = copy.deepcopy(clone.obj)
-        proxmox_machine["metadata"] = {"name": "acme-md0-a", "namespace": CLONE_NS, "ownerReferences": _owner(machine),
+        proxmox_machine["metadata"] = {"name": "acme-md0-a", "namespace": namespace, "ownerReferences": _owner(machine),
                                        "labels": {"cluster.x-k8s.io/cluster-name": "acme"}}
         capmox.apply(proxmox_machine, manager="capi")
 
         def ready() -> dict[str, Any] | None:
-            live = capmox.get(CAPMOX, "ProxmoxMachine", CLONE_NS, "acme-md0-a") or {}
+            live = capmox.get(CAPMOX, "ProxmoxMachine", namespace, "acme-md0-a") or {}
             status = live.get("status") or {}
             assert not status.get("failureReason"), status
             return live if status.get("ready") else None
@@ -225,25 +246,34 @@ def test_capmox_clones_the_selected_template_as_rendered_and_removes_it(
         assert vm is not None, [v.name for v in stand.vms]
         rendered = clone.obj["spec"]
         config = {k: str(v) for k, v in vm.config.items()}
-        # The template the render's tags select (talos + talos-<version>), cloned linked, into the pool.
+        # The template the render's tags select (talos + talos-<version>), cloned linked, into the pool, on the
+        # node the placement chose.
         asked = [(m, p, b) for m, p, b in stand.requests if "/qemu/" in p and m in ("POST", "PUT")]
         assert [p for m, p, _ in asked if p.endswith("/clone")] == ["/api2/json/nodes/pve1/qemu/9000/clone"], asked
-        assert vm.node in ("pve1", "pve2") and vm.pool == "tenant-acme"
+        allowed = rendered.get("allowedNodes") or proxmox_cluster["spec"]["allowedNodes"]
+        assert vm.node in allowed and (group is None or vm.node == group) and vm.pool == "tenant-acme", vm.node
+        if "vmIDRange" in rendered:
+            assert rendered["vmIDRange"]["start"] <= vm.vmid <= rendered["vmIDRange"]["end"], vm.vmid
         assert "size=20G" in config["scsi0"], (config["scsi0"], [a for a in asked if "resize" in a[1]])
         assert (int(config["cores"]), int(config["sockets"]), int(config["memory"])) == \
             (rendered["numCores"], rendered["numSockets"], rendered["memoryMiB"])
-        net0 = dict(p.partition("=")[::2] for p in config["net0"].split(","))
-        assert net0["bridge"] == "vmbr0" and net0["tag"] == "100" and net0.get("virtio"), net0
-        address = next(a["address"] for a in live["status"]["addresses"] if a["type"] == "InternalIP")
+        devices = {"net0": rendered["network"]["default"]}
+        devices |= {d["name"]: d for d in rendered["network"].get("additionalDevices", [])}
+        for nic, device in devices.items():
+            parts = dict(p.partition("=")[::2] for p in config[nic].split(","))
+            assert parts["bridge"] == device["bridge"] and parts.get("virtio"), (nic, parts)
+            assert parts.get("tag") == (str(device["vlan"]) if "vlan" in device else None), (nic, parts)
+            assert parts.get("mtu") == (str(device["mtu"]) if "mtu" in device else None), (nic, parts)
+        addresses = [a["address"] for a in live["status"]["addresses"] if a["type"] == "InternalIP"]
         tags = set(config["tags"].split(";"))
-        assert set(rendered["tags"]) <= tags and f"ip_net0_{address}" in tags, tags
-        assert address in [f"192.0.2.{n}" for n in range(100, 151)]
+        assert set(rendered["tags"]) <= tags and {f"ip_net0_{a}" for a in addresses[:1]} <= tags, tags
+        assert addresses[0] in [f"192.0.2.{n}" for n in range(100, 151)], addresses
         # The bootstrap data in the cloud-init ISO capmox uploaded: the machine config byte for byte.
         iso = stand.uploaded["data"]
         assert stand.uploaded["filename"] == f"user-data-{vm.vmid}.iso" and BOOTSTRAP in iso
         assert b"CIDATA" in iso.upper() and b"network-config" in iso.lower()
 
-        assert capmox.delete(CAPMOX, "ProxmoxMachine", CLONE_NS, "acme-md0-a")
+        assert capmox.delete(CAPMOX, "ProxmoxMachine", namespace, "acme-md0-a")
         wait_for(lambda: _vm_of(stand, "acme-md0-a") is None, 120, what="capmox destroyed the VM")
-        wait_for(lambda: capmox.get(CAPMOX, "ProxmoxMachine", CLONE_NS, "acme-md0-a") is None, 60,
+        wait_for(lambda: capmox.get(CAPMOX, "ProxmoxMachine", namespace, "acme-md0-a") is None, 60,
                  what="the ProxmoxMachine gone")
