@@ -480,3 +480,15 @@ def test_an_entry_that_is_not_base64_is_skipped_and_the_next_still_read() -> Non
 def test_a_value_of_exactly_the_minimum_length_counts() -> None:
     assert credential_values([_secret_manifest(string_data={"token": "12345678"})]) == ["12345678"]
     assert credential_values([_secret_manifest(string_data={"token": "1234567"})]) == []
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+def test_the_value_of_each_of_several_credentials_is_searched_for(which: int) -> None:
+    """The capmox, CCM and CSI Secrets each hold a token: a paste of any one of them is found (issue 59:
+    every test planted the only value given)."""
+    values = ["capmox-token-value-1234", "ccm-token-value-56789", "csi-token-value-abcdef"]
+    objects, bootstrap, creds = _objects()
+    _release(objects)["spec"]["values"]["extraConfig"] = f"secret = {values[which]}\n"
+    found = {(p.path, p.message) for p in errors(audit_objects(objects, bootstrap, creds, values))}
+    assert found == {("HelmRelease/tenant-acme/acme-csi.spec.values.extraConfig",
+                      "carries the value of a credentials Secret")}
