@@ -222,3 +222,16 @@ def added_and_changed(applied: Any, stored: Any, path: str, out: list[str], chan
         changed += [f"{path}.{key}" if path else key for key in applied if key not in stored]
     elif applied != stored:
         changed.append(path)
+
+
+@contextlib.contextmanager
+def all_running(names: tuple[str, ...], admin: Api, management: ControlPlane, workdirs: Any,
+                namespace: str) -> Iterator[dict[str, Path]]:
+    """Several managers, started in this order (a webhook before the controllers whose objects it judges),
+    the provider CRDs then labelled with their contract as clusterctl does; yields their logs by name."""
+    with contextlib.ExitStack() as stack:
+        logs = {name: stack.enter_context(running(COMPONENTS[name], admin, management, workdirs.mktemp(name),
+                                                  namespace))
+                for name in names}
+        label_contracts(admin)
+        yield logs

@@ -13,7 +13,6 @@ release the next pool.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import dataclasses
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from real_control_plane import ControlPlane
 from real_seed import eventually, operator_connection, running_operator, seed_control_plane, seed_tenant
 from tenant_support import load_example
 from tenantctl.cli import app
-from upstream_support import COMPONENTS, kamaji_reports, label_contracts, running
+from upstream_support import all_running, kamaji_reports
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -49,11 +48,7 @@ ACTED_ON = dataclasses.replace(FAST, cluster_deletion_timeout=90.0)
 def actors(installed: Any, admin: Api, management: ControlPlane,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """CABPT first (its webhooks judge the TalosConfigs Cluster API clones), then Cluster API; their logs."""
-    with contextlib.ExitStack() as stack:
-        logs = {name: stack.enter_context(running(COMPONENTS[name], admin, management,
-                                                  tmp_path_factory.mktemp(name), NS))
-                for name in ("cabpt", "capi")}
-        label_contracts(admin)
+    with all_running(("cabpt", "capi"), admin, management, tmp_path_factory, NS) as logs:
         yield logs
 
 

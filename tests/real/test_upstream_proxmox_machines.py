@@ -11,7 +11,6 @@ manager here: Kamaji's status, and capmox itself (nothing acts on a ProxmoxMachi
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from real_seed import eventually, operator_connection, running_operator, seed_co
 from tenant_support import load_example
 from tenantctl.render import render_tenant
 from tenantctl.spec import parse_tenant_documents
-from upstream_support import COMPONENTS, kamaji_reports, label_contracts, running
+from upstream_support import all_running, kamaji_reports
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -45,11 +44,7 @@ EXAMPLES = {"proxmox.yaml": "acme", "proxmox-spread.yaml": "spread"}
 def actors(installed: Any, admin: Api, management: ControlPlane,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Path]]:
     """CABPT, CAIP and Cluster API with their webhooks; capmox's CRDs are the installed upstream ones."""
-    with contextlib.ExitStack() as stack:
-        logs = {name: stack.enter_context(running(COMPONENTS[name], admin, management,
-                                                  tmp_path_factory.mktemp(name), NS))
-                for name in ("cabpt", "caip", "capi")}
-        label_contracts(admin)
+    with all_running(("cabpt", "caip", "capi"), admin, management, tmp_path_factory, NS) as logs:
         yield logs
 
 
