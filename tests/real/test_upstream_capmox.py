@@ -10,21 +10,25 @@ field capmox's webhooks or CRDs default is one this file has judged.
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from operator_support import FAST
 
 from proxmox_variants import Edit, by_template_id, dual_stack, full_clone, per_node_templates, pools
 from real_api import Api, APIRefusal, crd_documents, wait_for
 from real_control_plane import ControlPlane
-from tenant_support import load_example
+from real_seed import eventually, operator_connection, running_operator, seed_control_plane, seed_tenant
+from tenant_support import EXAMPLES, load_example
 from tenantctl.render import render_tenant
 from tenantctl.spec import parse_observed, parse_tenant_documents
 from tenantctl.validate.derived import derived_objects
-from upstream_support import COMPONENTS, added_and_changed, running
+from upstream_support import COMPONENTS, KAMAJI_CONTROL_PLANE, added_and_changed, all_running, kamaji_reports, running
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -281,3 +285,77 @@ def test_capmox_clones_the_selected_template_as_rendered_and_removes_it(
         wait_for(lambda: _vm_of(stand, "acme-md0-a") is None, 120, what="capmox destroyed the VM")
         wait_for(lambda: capmox.get(CAPMOX, "ProxmoxMachine", namespace, "acme-md0-a") is None, 60,
                  what="the ProxmoxMachine gone")
+
+
+# -- the operator's tenant through Cluster API, CABPT, CAIP and capmox on fakepve, and its teardown -----------
+
+E2E_NS = "tenant-acme"
+TC_KEY = ("tenantctl.io/v1alpha1", "TenantCluster")
+ACTED_ON = dataclasses.replace(FAST, cluster_deletion_timeout=120.0)
+
+
+def _installed_on(admin: Api, plane: ControlPlane, shared: Path) -> None:
+    """Every upstream CRD and `tenantctl install --apply`, as the session's `installed` does for the main
+    management cluster; the install's webhook configuration goes (no pod serves it here)."""
+    from typer.testing import CliRunner
+
+    from tenantctl.cli import app
+
+    admin.install_crds(crd_documents(sorted((shared / "crds").glob("*/*.yaml"))))
+    admin.namespace(E2E_NS)
+    result = CliRunner().invoke(app, ["install", "--apply", "--kubeconfig", str(plane.admin_kubeconfig_path),
+                                      "-f", str(EXAMPLES / "proxmox.yaml")])
+    assert result.exit_code == 0, result.output
+    admin.delete("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None, "tenantctl-operator")
+
+
+def _workers(stand: Any) -> list[Any]:
+    return [vm for vm in stand.vms if not vm.config.get("template")]
+
+
+async def test_the_operators_tenant_gets_capmox_workers_and_its_teardown_destroys_them(
+    capmox: Api, capmox_management: ControlPlane, stand: Any, tenant_plane: ControlPlane, shared: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """The operator, as its ServiceAccount, applies the Proxmox example; Cluster API makes a Machine per
+    replica, CABPT its bootstrap data, CAIP its address, capmox its VM on fakepve. The test plays Kamaji
+    only (its status, the endpoint its provider writes). Deleted, the tenant is torn down in the
+    operator's order and capmox destroys every VM with its disk."""
+    from proxmox.conftest import SECRET, TOKEN_ID
+
+    await asyncio.to_thread(_installed_on, capmox, capmox_management, shared)
+    docs = copy.deepcopy(load_example("proxmox.yaml"))
+    key = (E2E_NS, "acme")
+    with all_running(("cabpt", "caip", "capi"), capmox, capmox_management, tmp_path_factory, E2E_NS):
+        seed_tenant(capmox, docs)
+        seed_control_plane(capmox, docs, tenant_plane)
+        capmox.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "capmox-acme", "namespace": E2E_NS},
+                      "stringData": {"url": stand.url, "token": TOKEN_ID, "secret": SECRET, "insecure": "true"}},
+                     manager="platform-admin")
+        async with running_operator(operator_connection(capmox_management), ACTED_ON):
+            await eventually(lambda: capmox.get(*KAMAJI_CONTROL_PLANE, *key) is not None
+                             and capmox.get(CAPMOX, "ProxmoxCluster", *key) is not None, 90,
+                             what="the operator applied the tenant")
+            kcp = capmox.get(*KAMAJI_CONTROL_PLANE, *key)
+            assert kcp is not None
+            kamaji_reports(capmox, *key, kcp["spec"]["version"])
+            endpoint = {"host": "192.0.2.10", "port": 6443}
+            capmox.apply({"apiVersion": CAPMOX, "kind": "ProxmoxCluster", "metadata": {"name": "acme",
+                          "namespace": E2E_NS}, "spec": {"controlPlaneEndpoint": endpoint}}, manager="kamaji-provider")
+            await eventually(lambda: len([vm for vm in _workers(stand) if vm.status == "running"]) == 2, 180,
+                             what="capmox's two workers running on fakepve")
+            workers = _workers(stand)
+            assert sorted(vm.node for vm in workers) == ["pve1", "pve2"], [(vm.name, vm.node) for vm in workers]
+            machines = capmox.list(CAPI, "Machine", E2E_NS)
+            assert {m["metadata"]["name"] for m in machines} == {vm.name for vm in workers}
+            disks = {vm.vmid: str(vm.config["scsi0"]).split(",", 1)[0] for vm in workers}
+
+            assert capmox.delete(*TC_KEY, *key)
+            await eventually(lambda: capmox.get(*TC_KEY, *key) is None, 240, what="the TenantCluster gone")
+    assert _workers(stand) == [], [(vm.name, vm.status) for vm in _workers(stand)]
+    # fakepve keeps a VM's disks in its config: a destroyed VM took them. What capmox uploaded stays.
+    left = {f"{name}:{f}" for name, s in stand.storages.items() for f in s.get("files", set())}
+    assert left == set(), (left, disks)
+    teardown = [e for e in capmox.list("v1", "Event", E2E_NS)
+                if e["involvedObject"]["name"] == "acme" and e["reason"] in ("Teardown", "Leftover")]
+    assert teardown and all(e["reason"] == "Teardown" for e in teardown), [e["message"] for e in teardown]
