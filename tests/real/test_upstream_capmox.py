@@ -319,8 +319,8 @@ async def test_the_operators_tenant_gets_capmox_workers_and_its_teardown_destroy
 ) -> None:
     """The operator, as its ServiceAccount, applies the Proxmox example; Cluster API makes a Machine per
     replica, CABPT its bootstrap data, CAIP its address, capmox its VM on fakepve. The test plays Kamaji
-    only (its status, the endpoint its provider writes). Deleted, the tenant is torn down in the
-    operator's order and capmox destroys every VM with its disk."""
+    only (its status, the endpoint its provider writes). Scaled down, one VM goes; deleted, the tenant is
+    torn down in the operator's order and capmox destroys every VM with its disk."""
     from proxmox.conftest import SECRET, TOKEN_ID
 
     await asyncio.to_thread(_installed_on, capmox, capmox_management, shared)
@@ -349,6 +349,15 @@ async def test_the_operators_tenant_gets_capmox_workers_and_its_teardown_destroy
             machines = capmox.list(CAPI, "Machine", E2E_NS)
             assert {m["metadata"]["name"] for m in machines} == {vm.name for vm in workers}
             disks = {vm.vmid: str(vm.config["scsi0"]).split(",", 1)[0] for vm in workers}
+
+            # Scaled down: Cluster API deletes one Machine, capmox its VM; the other keeps running.
+            pool = copy.deepcopy(next(d for d in docs if d["kind"] == "NodePool"))
+            pool["spec"]["replicas"] = 1
+            capmox.apply(pool, manager="kubectl")
+            await eventually(lambda: len(_workers(stand)) == 1 and len(capmox.list(CAPI, "Machine", E2E_NS)) == 1,
+                             180, what="one worker left after the scale-down")
+            (kept,) = _workers(stand)
+            assert kept.status == "running" and kept.vmid in disks
 
             assert capmox.delete(*TC_KEY, *key)
             await eventually(lambda: capmox.get(*TC_KEY, *key) is None, 240, what="the TenantCluster gone")
