@@ -23,6 +23,8 @@ class Derivation:
 
     kind: str
     """The derived object's kind (same group and version as the source)."""
+    plural: str
+    """Its resource name: the operator reads its CRD, `<plural>.<group>`."""
     builder: str
     """Who builds it, as the message says it."""
     carries_secrets: bool = False
@@ -36,13 +38,13 @@ class Derivation:
 # `spec.template` (computeDesiredMachine; its clusterName is the deployment's, which Cluster API's webhook
 # keeps equal to the template's, so a problem of it is the deployment's own and is said there once).
 DERIVATIONS: dict[tuple[str, str], Derivation] = {
-    ("cluster.x-k8s.io", "MachineDeployment"): Derivation("Machine", "Cluster API's MachineSet builds"),
-    ("infrastructure.cluster.x-k8s.io", "ProxmoxMachineTemplate"): Derivation("ProxmoxMachine",
-                                                                             "Cluster API clones"),
-    ("infrastructure.cluster.x-k8s.io", "KubevirtMachineTemplate"): Derivation("KubevirtMachine",
-                                                                              "Cluster API clones"),
-    ("bootstrap.cluster.x-k8s.io", "TalosConfigTemplate"): Derivation("TalosConfig", "Cluster API clones",
-                                                                      carries_secrets=True),
+    ("cluster.x-k8s.io", "MachineDeployment"): Derivation("Machine", "machines", "Cluster API's MachineSet builds"),
+    ("infrastructure.cluster.x-k8s.io", "ProxmoxMachineTemplate"): Derivation(
+        "ProxmoxMachine", "proxmoxmachines", "Cluster API clones"),
+    ("infrastructure.cluster.x-k8s.io", "KubevirtMachineTemplate"): Derivation(
+        "KubevirtMachine", "kubevirtmachines", "Cluster API clones"),
+    ("bootstrap.cluster.x-k8s.io", "TalosConfigTemplate"): Derivation(
+        "TalosConfig", "talosconfigs", "Cluster API clones", carries_secrets=True),
 }
 
 
@@ -53,9 +55,12 @@ class Derived:
     obj: dict[str, Any]
     label: str
     """`<SourceKind>/<name>.spec.template`: a problem at the derived `spec.x` reads `….spec.template.spec.x`."""
-    why: str
-    """`the ProxmoxMachine Cluster API clones from it`."""
-    carries_secrets: bool = False
+    derivation: Derivation
+
+    @property
+    def why(self) -> str:
+        """`the ProxmoxMachine Cluster API clones from it`."""
+        return f"the {self.derivation.kind} {self.derivation.builder} from it"
 
 
 def _group(api_version: str) -> str:
@@ -87,6 +92,5 @@ def derived_objects(obj: Mapping[str, Any], label: str) -> Iterator[Derived]:
     yield Derived(
         {"apiVersion": api_version, "kind": derivation.kind, "metadata": metadata, "spec": dict(template["spec"])},
         f"{label}.spec.template",
-        f"the {derivation.kind} {derivation.builder} from it",
-        derivation.carries_secrets,
+        derivation,
     )

@@ -76,9 +76,10 @@ def _derived_problems(obj: Mapping[str, Any], label: str, catalog: SchemaCatalog
                                               report_unchecked=False):
             if (problem.path, problem.message) in said or problem.severity is not Severity.ERROR:
                 continue
-            said_of_it = problem.message.split(":", 1)[0] if derived.carries_secrets else problem.message
-            if derived.carries_secrets:
-                said_of_it += " (the value is not shown: this object carries the machines' join credentials)"
+            said_of_it = problem.message
+            if derived.derivation.carries_secrets:
+                said_of_it = (f"{said_of_it.split(':', 1)[0]} (the value is not shown: this object carries the "
+                              "machines' join credentials)")
             out.append(Problem(problem.path, f"{derived.why} is refused: {said_of_it}", problem.severity))
     return out
 

@@ -13,6 +13,7 @@ import asyncio
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tenantctl.operator.kube.client import APIError, KubeClient, Resource
@@ -24,9 +25,7 @@ from tenantctl.validate.objects import derived_problems
 __all__ = ["DERIVED_CRDS", "DerivedJudge"]
 
 _CRDS = Resource("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", False)
-_PLURALS = {"Machine": "machines", "ProxmoxMachine": "proxmoxmachines", "KubevirtMachine": "kubevirtmachines",
-            "TalosConfig": "talosconfigs"}
-DERIVED_CRDS = tuple(sorted(f"{_PLURALS[d.kind]}.{group}" for (group, _), d in DERIVATIONS.items()))
+DERIVED_CRDS = tuple(sorted(f"{d.plural}.{group}" for (group, _), d in DERIVATIONS.items()))
 """The CRDs of every kind a controller builds from tenantctl's objects (read with the `get` on CRDs the
 operator holds for Kamaji's)."""
 
@@ -34,17 +33,18 @@ operator holds for Kamaji's)."""
 _log = logging.getLogger(__name__)
 
 
+_ORIGIN = "the management cluster's CRDs"
+
+
 def _catalog(crds: Sequence[Mapping[str, Any]]) -> SchemaCatalog | None:
     """The catalog of every CRD that reads as one: a malformed one is left out (and said), not all four."""
-    usable = []
+    versions = []
     for crd in crds:
         try:
-            SchemaCatalog.from_documents([crd], "the management cluster's CRDs")
+            versions += list(SchemaCatalog.from_documents([crd], _ORIGIN))
         except InvalidInput as exc:
             _log.warning("CRD %s is left out of the clones' judge: %s", (crd.get("metadata") or {}).get("name"), exc)
-            continue
-        usable.append(crd)
-    return SchemaCatalog.from_documents(usable, "the management cluster's CRDs") if usable else None
+    return SchemaCatalog([Path(_ORIGIN)], versions) if versions else None
 
 
 @dataclass
