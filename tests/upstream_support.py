@@ -235,3 +235,20 @@ def all_running(names: tuple[str, ...], admin: Api, management: ControlPlane, wo
                 for name in names}
         label_contracts(admin)
         yield logs
+
+
+def in_cluster_pool(name: str, namespace: str, addresses: list[str], prefix: int,
+                    gateway: str | None) -> dict[str, Any]:
+    """An InClusterIPPool as tenantctl renders one, or as capmox v0.7.7 makes one from the ProxmoxCluster's
+    ipv4Config/ipv6Config (its fields copied unchanged; no gateway written when none is given)."""
+    spec: dict[str, Any] = {"addresses": addresses, "prefix": prefix}
+    if gateway is not None:
+        spec["gateway"] = gateway
+    return {"apiVersion": "ipam.cluster.x-k8s.io/v1alpha2", "kind": "InClusterIPPool",
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def capmox_pools(cluster: Any, namespace: str) -> list[dict[str, Any]]:
+    """The pools capmox makes for a TenantCluster's ProxmoxCluster, named `<cluster>-v<family>-icip`."""
+    return [in_cluster_pool(f"{cluster.metadata.name}-v{v}-icip", namespace, list(c.addresses), c.prefix, c.gateway)
+            for v, c in cluster.spec.proxmox.address_configs]

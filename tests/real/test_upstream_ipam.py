@@ -26,7 +26,7 @@ from tenantctl.render.meta import POOL_LABEL
 from tenantctl.spec import parse_tenant_documents
 from tenantctl.spec.address_pools import pool_usable
 from tenantctl.spec.placement import machines_at_once
-from upstream_support import COMPONENTS, running
+from upstream_support import COMPONENTS, capmox_pools, in_cluster_pool, running
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -41,13 +41,6 @@ def allocator(installed: Any, admin: Api, management: ControlPlane,
     with running(COMPONENTS["caip"], admin, management, tmp_path_factory.mktemp("caip"), NS) as log:
         admin.namespace(NS)
         yield log
-
-
-def _pool(name: str, addresses: list[str], prefix: int, gateway: str | None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"addresses": addresses, "prefix": prefix}
-    if gateway is not None:
-        spec["gateway"] = gateway
-    return {"apiVersion": CAIP, "kind": "InClusterIPPool", "metadata": {"name": name, "namespace": NS}, "spec": spec}
 
 
 def _total(admin: Api, name: str) -> int:
@@ -77,7 +70,7 @@ POOLS = {
 @pytest.mark.parametrize("case", sorted(POOLS))
 def test_tenantctl_counts_a_pools_usable_addresses_as_caip_does(allocator: Path, admin: Api, case: str) -> None:
     addresses, prefix, gateway, family = POOLS[case]
-    admin.apply(_pool(case, addresses, prefix, gateway))
+    admin.apply(in_cluster_pool(case, NS, addresses, prefix, gateway))
     try:
         assert pool_usable(addresses, prefix, gateway, family) == _total(admin, case)
     finally:
@@ -105,8 +98,7 @@ def _pools_machines_draw_from(example: str) -> list[tuple[dict[str, Any], int]]:
     px = cluster.spec.proxmox
     assert px is not None
     need = sum(machines_at_once(p, cluster) for p in pools)
-    out = [(_pool(f"{cluster.metadata.name}-v{v}-icip", list(c.addresses), c.prefix, c.gateway), need)
-           for v, c in px.address_configs]
+    out = [(pool, need) for pool in capmox_pools(cluster, NS)]
     at_once = {p.metadata.name: machines_at_once(p, cluster) for p in pools}
     out += [(o, at_once[o["metadata"]["labels"][POOL_LABEL]])
             for o in render_cluster(cluster, pools, None) if o["kind"] == "InClusterIPPool"]

@@ -27,7 +27,7 @@ from tenantctl.operator.phases.apply import apply_inventory
 from tenantctl.problems import InvalidInput
 from tenantctl.render import render_cluster
 from tenantctl.spec import parse_observed, parse_tenant_documents
-from upstream_support import COMPONENTS, Component, added_and_changed, running
+from upstream_support import COMPONENTS, Component, added_and_changed, capmox_pools, running
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -79,10 +79,7 @@ def _rendered(example: str, kinds: tuple[str, ...], namespace: str | None = None
     if "InClusterIPPool" in kinds and cluster.spec.proxmox is not None:
         # The pools capmox v0.7.7 makes from the ProxmoxCluster's ipv4Config/ipv6Config, its fields copied
         # unchanged (what every worker's first NIC draws from): CAIP's webhook judges them as it does ours.
-        rendered += [{"apiVersion": "ipam.cluster.x-k8s.io/v1alpha2", "kind": "InClusterIPPool",
-                      "metadata": {"name": f"{cluster.metadata.name}-v{v}-icip", "namespace": ns},
-                      "spec": {"addresses": list(c.addresses), "prefix": c.prefix, "gateway": c.gateway}}
-                     for v, c in cluster.spec.proxmox.address_configs]
+        rendered += capmox_pools(cluster, ns)
     return rendered
 
 

@@ -42,11 +42,14 @@ def _capmox_machine_crd(shared: Path) -> dict[str, Any]:
     return dict(yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
 
 
-def _serve(mgmt: KubeEmulator, shared: Path, *, stricter: bool) -> None:
+def _serve(mgmt: KubeEmulator, shared: Path, *, stricter: bool = False, rule: dict[str, str] | None = None) -> None:
+    """capmox v0.7.7's ProxmoxMachine CRD, with one rule more: `STRICTER` (as a later capmox might serve),
+    or `rule`."""
     crd = copy.deepcopy(_capmox_machine_crd(shared))
-    if stricter:
+    extra = rule or (STRICTER if stricter else None)
+    if extra is not None:
         for version in crd["spec"]["versions"]:
-            version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"].append(STRICTER)
+            version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"].append(extra)
     declare(mgmt, [("infrastructure.cluster.x-k8s.io/v1alpha1/proxmoxmachines", "ProxmoxMachine", True, ())])
     mgmt.put(CRDS, crd)
 
@@ -130,14 +133,6 @@ async def test_the_webhook_admits_a_pool_capmox_can_clone(mgmt: KubeEmulator, sh
 TWO_CORES = {"rule": "!has(self.numCores) || self.numCores < 2", "message": "two cores or more are not supported"}
 
 
-def _serve_with(mgmt: KubeEmulator, shared: Path, rule: dict[str, str]) -> None:
-    crd = copy.deepcopy(_capmox_machine_crd(shared))
-    for version in crd["spec"]["versions"]:
-        version["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"].append(rule)
-    declare(mgmt, [("infrastructure.cluster.x-k8s.io/v1alpha1/proxmoxmachines", "ProxmoxMachine", True, ())])
-    mgmt.put(CRDS, crd)
-
-
 async def test_the_webhook_judges_with_the_platforms_kamaji(mgmt: KubeEmulator, shared: Path) -> None:
     """A tenant on a minor only a newer Kamaji serves: the render the webhook judges is the one that Kamaji
     allows, not the tested default's (which refuses to render it: the clones would go unjudged, or the
@@ -163,7 +158,7 @@ async def test_a_rule_the_judge_cannot_evaluate_refuses_nothing(
     judge at clone time, not a reason to stop every tenant's pass."""
     docs = load_example("proxmox.yaml")
     management(mgmt)
-    _serve_with(mgmt, shared, {"rule": "self.someFunctionNobodyKnows()", "message": "unknown"})
+    _serve(mgmt, shared, rule={"rule": "self.someFunctionNobodyKnows()", "message": "unknown"})
     seed_documents(mgmt, docs)
     seed_control_plane(mgmt, docs, str(tenant.url).rstrip("/"))
     async with running_operator(mgmt):
@@ -179,7 +174,7 @@ async def test_the_webhook_refuses_a_pools_own_clones_not_a_neighbours_old_ones(
     small["metadata"]["name"] = "small"
     small["spec"]["resources"]["cpu"] = 1
     management(mgmt)
-    _serve_with(mgmt, shared, TWO_CORES)
+    _serve(mgmt, shared, rule=TWO_CORES)
     seed_documents(mgmt, docs)
     async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
         other = await review(api, TENANT_CLUSTERS, NODE_POOLS, "CREATE", small, None, DEFAULT_KAMAJI, DerivedJudge())
