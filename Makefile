@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SHARED ?= ../shared
 
-.PHONY: demo test lint typecheck unit slow bench mutation clean image envtest kubectl etcdctl upstream
+.PHONY: demo test lint typecheck unit slow bench mutation clean image envtest kubectl etcdctl upstream kwok
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -78,13 +78,19 @@ upstream:
 	@bash hack/upstream/build.sh
 	@TENANTCTL_SHARED=$(abspath $(SHARED)) bash hack/upstream/build-sources.sh
 
+# KWOK v0.8.0 and kube-scheduler of the envtest release (hack/kwok, its own pins and cache): the nodes and the
+# scheduler that make the Pods of Kamaji's control-plane Deployment Running in tests/real/test_upstream_kamaji.py.
+# First build ~1.5 min with envtest's Go cache warm; cached, instant.
+kwok:
+	@bash hack/kwok/build.sh
+
 # `slow` tests are deselected, not skipped: a skip in this summary always means something is missing.
 # In TEST_WORKERS pytest-xdist workers, each taking the next test as it frees (worksteal): most of the suite
 # waits on the processes it drives, so three workers on two cores beat two (414 s against 820 s serial; four
 # took 436 s). Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE): every
 # `tenantctl` the tests start would otherwise compile its modules again, a quarter second each start.
 TEST_WORKERS ?= 3
-test: lint typecheck envtest kubectl etcdctl upstream $(VENV)/.installed-dev
+test: lint typecheck envtest kubectl etcdctl upstream kwok $(VENV)/.installed-dev
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -m "not slow" -n $(TEST_WORKERS) --dist worksteal
 
 slow: $(VENV)/.installed-dev
