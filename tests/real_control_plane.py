@@ -156,13 +156,15 @@ class ControlPlane:
     workdir: Path
     bin_dir: Path
     controller_manager: bool = True
+    controllers: tuple[str, ...] = ("garbagecollector", "namespace", "serviceaccount", "serviceaccount-token")
+    """The kube-controller-manager controllers to run (Kamaji's stand adds deployment and replicaset)."""
     etcd_url: str | None = None
     """An etcd to share (under `etcd_prefix`); None: start one of its own."""
     etcd_prefix: str = "/registry"
     etcd_tls: tuple[Path, Path, Path] | None = None
+    """(CA, client certificate, key) for an etcd that asks for client certificates, as Kamaji's DataStore."""
     extra_args: tuple[str, ...] = ()
     """More kube-apiserver flags (authentication config, audit policy, ...)."""
-    """(CA, client certificate, key) for an etcd that asks for client certificates, as Kamaji's DataStore."""
     ca: CertificateAuthority = field(default_factory=lambda: CertificateAuthority.new("tenantctl-test-ca"))
     server: str = ""
     processes: list[_Process] = field(default_factory=list)
@@ -278,7 +280,7 @@ class ControlPlane:
                 f"--kubeconfig={self.admin_kubeconfig_path}",
                 f"--authentication-kubeconfig={self.admin_kubeconfig_path}",
                 f"--authorization-kubeconfig={self.admin_kubeconfig_path}",
-                "--controllers=garbagecollector,namespace,serviceaccount,serviceaccount-token",
+                f"--controllers={','.join(self.controllers)}",
                 f"--service-account-private-key-file={self.workdir / 'sa.key'}",
                 f"--root-ca-file={self.ca_path}",
                 "--use-service-account-credentials=false", "--leader-elect=false",
