@@ -330,3 +330,71 @@ def test_kamaji_admits_every_upgrade_stage_and_refuses_what_tenantctl_refuses(ka
         assert _our_verdict(last, version, talos), f"tenantctl admits {what}: {last} -> {version}"
         said = _kamajis_verdict(admin, namespace, name, version)
         assert said is not None and kamaji_says in said, (what, said)
+
+
+# -- what Kamaji 26.3.6-edge does with a change of the apiserver's extra flags (spec/kamaji_flags.py) -----------
+
+def _with_flags(flags: dict[str, str], replicas: int = 2) -> Callable[[list[dict[str, Any]]], None]:
+    def edit(docs: list[dict[str, Any]]) -> None:
+        control_plane = _tenant_cluster(docs)["spec"].setdefault("controlPlane", {})
+        control_plane.setdefault("apiServer", {})["extraArgs"] = flags
+        control_plane["replicas"] = replicas
+    return edit
+
+
+def _apiserver_args(admin: Api, namespace: str, name: str) -> list[str]:
+    from tenantctl.operator.phases.apiserver_flags import running_flags
+
+    return running_flags(admin.get("apps/v1", "Deployment", namespace, name) or {})
+
+
+FLAG_STEPS: list[tuple[dict[str, str], list[str], list[str]]] = [
+    # (the spec's extra flags, what the running apiserver then carries of them, what it no longer should)
+    ({"event-ttl": "3h0m0s"}, ["--event-ttl=3h0m0s"], ["--event-ttl=2h0m0s"]),
+    ({"goaway-chance": "0.001"}, ["--goaway-chance=0.001", "--event-ttl=3h0m0s"], []),
+    ({"goaway-chance": "0.002", "event-ttl": "1h0m0s"}, ["--goaway-chance=0.002", "--event-ttl=1h0m0s"], []),
+]
+"""Kamaji 26.3.6-edge merges the Deployment's current flags, its own and the spec's, the spec's value winning
+(internal/builders/controlplane/deployment.go): a changed value reaches the apiserver, a flag the spec
+drops stays with its last value."""
+
+
+def test_kamaji_keeps_a_dropped_flag_and_tenantctl_says_so(kamaji: KamajiStand) -> None:
+    """Each step changes the replicas too: the Deployment showing them is Kamaji's reconcile of that step.
+    Before each step `unapplied_change` names exactly the flags Kamaji will keep (none when only values
+    change or flags are added); after it the operator's flags check names the stranded one."""
+    from tenantctl.operator.phases.apiserver_flags import judge
+    from tenantctl.spec.compat import DEFAULT_KAMAJI
+    from tenantctl.spec.kamaji_flags import unapplied_change
+
+    admin = kamaji.admin
+    namespace = "kamaji-flags"
+    docs = _docs("kubevirt.yaml", namespace, _with_flags({"event-ttl": "2h0m0s"}))
+    cluster = parse_tenant_documents(docs).clusters[0]
+    name = cluster.metadata.name
+    apply_control_plane(kamaji, docs)
+    wait_for(lambda: _rolled_out(admin, namespace, name, 2), 120, what="Kamaji's Deployment rolled out")
+    assert "--event-ttl=2h0m0s" in _apiserver_args(admin, namespace, name)
+    live = apiserver_flags(cluster)
+    for step, (flags, carried, gone) in enumerate(FLAG_STEPS, start=1):
+        replicas = 2 + step % 2
+        tenant = parse_tenant_documents(_docs("kubevirt.yaml", namespace, _with_flags(flags, replicas)))
+        wanted = apiserver_flags(tenant.clusters[0])
+        stranded = sorted(set(carried) - set(wanted))
+        note = unapplied_change(DEFAULT_KAMAJI.release, live, wanted)
+        assert (note is not None) == bool(stranded), (step, note)
+        assert all(flag in (note or "") for flag in stranded), (step, note)
+        admin.apply(_owned_by(render_kcp(tenant), admin.get(CAPI, "Cluster", namespace, name) or {}),
+                    manager="tenantctl")
+        deployment = wait_for(lambda r=replicas: _rolled_out(admin, namespace, name, r), 90,
+                              what=f"Kamaji's reconcile of step {step}")
+        args = _apiserver_args(admin, namespace, name)
+        assert set(carried) <= set(args) and not set(gone) & set(args), (step, [a for a in args if "=" in a][-6:])
+        verdict = judge(wanted, deployment, DEFAULT_KAMAJI)
+        assert verdict is not None and verdict.ok is not bool(stranded), (step, verdict)
+        assert all(flag in verdict.message for flag in stranded), (step, verdict)
+        live = wanted
+
+
+def render_kcp(tenant: Any) -> dict[str, Any]:
+    return next(o for o in render_tenant(tenant) if o["kind"] == "KamajiControlPlane")

@@ -1,9 +1,10 @@
-"""Whether the tenant's running apiserver carries the extra flags tenantctl gave its KamajiControlPlane.
+"""Whether the tenant's running apiserver carries the extra flags tenantctl gave its KamajiControlPlane,
+and none it dropped.
 
-Kamaji merges them into the TenantControlPlane's Deployment; a Kamaji that sees a change only by the
-flags' number (spec.kamaji_flags) leaves a same-number change out, and the tenant runs with the old
-authentication or audit settings while every object says otherwise. One read of the Deployment, only
-for a tenant that has extra flags.
+Kamaji merges them into the TenantControlPlane's Deployment; a Kamaji before 26.6.2-edge starts that
+merge from what runs (spec.kamaji_flags), so a flag the spec dropped keeps running, and the tenant keeps
+an old authentication or audit setting while every object says otherwise. One read of the Deployment,
+only for a tenant that has or had extra flags.
 """
 
 from __future__ import annotations
@@ -18,11 +19,26 @@ from tenantctl.render import Names
 from tenantctl.render.kamaji import apiserver_flags
 from tenantctl.spec import TenantCluster
 from tenantctl.spec.compat import KamajiRelease
-from tenantctl.spec.kamaji_flags import FLAGS_BY_VALUE_FROM, flags_by_count_only
+from tenantctl.spec.kamaji_flags import DROPS_FLAGS_FROM, flag_name, keeps_dropped_flags
 
-__all__ = ["APISERVER", "FlagsCheck", "check_flags", "running_flags"]
+__all__ = ["APISERVER", "KAMAJI_APISERVER_FLAGS", "FlagsCheck", "check_flags", "running_flags"]
 
 APISERVER = "kube-apiserver"
+
+KAMAJI_APISERVER_FLAGS = frozenset({
+    "--advertise-address", "--allow-privileged", "--authorization-mode", "--client-ca-file",
+    "--enable-admission-plugins", "--enable-bootstrap-token-auth", "--service-cluster-ip-range",
+    "--kubelet-client-certificate", "--kubelet-client-key", "--kubelet-preferred-address-types",
+    "--proxy-client-cert-file", "--proxy-client-key-file", "--requestheader-allowed-names",
+    "--requestheader-client-ca-file", "--requestheader-extra-headers-prefix", "--requestheader-group-headers",
+    "--requestheader-username-headers", "--secure-port", "--service-account-issuer", "--service-account-key-file",
+    "--service-account-signing-key-file", "--tls-cert-file", "--tls-private-key-file",
+    "--etcd-compaction-interval", "--etcd-prefix", "--etcd-servers", "--etcd-cafile", "--etcd-certfile",
+    "--etcd-keyfile", "--etcd-servers-overrides", "--egress-selector-config-file",
+})
+"""The apiserver flags Kamaji 26.3.6-edge sets itself (internal/builders/controlplane/deployment.go
+`buildKubeAPIServerCommand`, konnectivity's egress selector): any other flag of the container came from
+an extra flag. Only read for releases that keep dropped flags, which are no newer than that."""
 
 
 @dataclass(frozen=True)
@@ -40,21 +56,32 @@ def running_flags(deployment: Mapping[str, Any]) -> list[str]:
 
 
 def judge(wanted: list[str], deployment: Mapping[str, Any] | None, kamaji: KamajiRelease) -> FlagsCheck | None:
-    if not wanted or deployment is None:
+    if deployment is None:
         return None
-    running = set(running_flags(deployment))
-    missing = [flag for flag in wanted if flag not in running]
-    if not missing:
-        return FlagsCheck(True, Reason.FLAGS_APPLIED, f"the apiserver runs with all {len(wanted)} extra flags")
-    why = (f"Kamaji {kamaji.release} sees a change of the flags only by their number and leaves this one out; "
-           f"upgrade Kamaji to {FLAGS_BY_VALUE_FROM} or later, or change the number of flags"
-           if flags_by_count_only(kamaji.release) else "Kamaji has not rolled the apiserver yet")
-    return FlagsCheck(False, Reason.FLAGS_NOT_APPLIED, f"the running apiserver lacks {', '.join(missing)}: {why}")
+    running = running_flags(deployment)[1:]  # the command itself first
+    names = {flag_name(f) for f in wanted}
+    stranded = sorted({f for f in running if f.startswith("--") and flag_name(f) not in names
+                       and flag_name(f) not in KAMAJI_APISERVER_FLAGS}) if keeps_dropped_flags(kamaji.release) else []
+    if not wanted and not stranded:
+        return None
+    missing = [flag for flag in wanted if flag not in set(running)]
+    if missing:
+        return FlagsCheck(False, Reason.FLAGS_NOT_APPLIED,
+                          f"the running apiserver lacks {', '.join(missing)}: Kamaji has not rolled it yet")
+    if stranded:
+        return FlagsCheck(False, Reason.FLAGS_NOT_APPLIED,
+                          f"the running apiserver still carries {', '.join(stranded)}, which the spec no longer "
+                          f"sets: Kamaji {kamaji.release} keeps every flag a change drops; upgrade Kamaji to "
+                          f"{DROPS_FLAGS_FROM} or later, or set the flag to its default value instead of dropping it")
+    return FlagsCheck(True, Reason.FLAGS_APPLIED, f"the apiserver runs with all {len(wanted)} extra flags")
 
 
-async def check_flags(api: KubeClient, cluster: TenantCluster, kamaji: KamajiRelease) -> FlagsCheck | None:
+async def check_flags(api: KubeClient, cluster: TenantCluster, kamaji: KamajiRelease,
+                      reported: bool = False) -> FlagsCheck | None:
+    """`reported`: the tenant's status has the condition already, so a tenant whose spec dropped its last
+    flag is still read until its apiserver carries none of them."""
     wanted = apiserver_flags(cluster)
-    if not wanted:
+    if not wanted and not reported:
         return None
     names = Names(cluster)
     deployment = await api.get(await api.require("apps/v1", "Deployment"), names.control_plane, names.namespace)

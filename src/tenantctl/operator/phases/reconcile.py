@@ -113,7 +113,8 @@ class Scope:
     backup: BackupCheck | None = None
     """spec.backup only: whether the backups keep up with their schedule."""
     flags: FlagsCheck | None = None
-    """A tenant with extra apiserver flags: whether its running apiserver carries them."""
+    """A tenant with extra apiserver flags (or one whose status reports them): whether its running apiserver
+    carries them, and none it dropped."""
     live_deployments: Sequence[Mapping[str, Any]] = ()
     """The tenant's MachineDeployments as this pass read them (their machine templates are kept)."""
     live_templates: dict[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -174,7 +175,8 @@ async def reconcile(scope: Scope) -> PassResult:
             scope.applied.applied += await apply_shared(scope.api, _chart_sources(scope))
         scope.credentials = await check_credentials(scope.api, scope.cluster)
         scope.backup = await backup_freshness(scope.api, scope.cluster, datetime.datetime.now(tz=datetime.UTC))
-        scope.flags = await check_flags(scope.api, scope.cluster, scope.kamaji_release)
+        reported = bool(_condition(scope.current_status, ConditionType.APISERVER_FLAGS))
+        scope.flags = await check_flags(scope.api, scope.cluster, scope.kamaji_release, reported)
     except InvalidInput as exc:
         _refuse(scope, exc)
         return _result(scope)
