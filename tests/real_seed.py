@@ -35,7 +35,8 @@ def seed_tenant(api: Api, docs: list[dict[str, Any]]) -> None:
 def seed_control_plane(api: Api, docs: list[dict[str, Any]], tenant: ControlPlane | None,
                        *, address: str = "192.0.2.10", capmox_secret: bool = True) -> None:
     """What Kamaji, cert-manager and the cloud write for the tenant, and (proxmox) the capmox Secret the
-    platform admin applies before it. `tenant`: the real API server standing for the tenant's."""
+    platform admin applies before it. `tenant`: the real API server standing for the tenant's. Kamaji is
+    played here on purpose (see operator_support.seed_control_plane); test_upstream_kamaji.py runs it."""
     cluster = parse_tenant_documents(docs).clusters[0]
     names, ns = Names(cluster), cluster.metadata.namespace
     api.namespace(ns)

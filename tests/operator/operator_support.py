@@ -116,7 +116,9 @@ def seed_control_plane(
 ) -> None:
     """What Kamaji, cert-manager and the cloud write: the Service address, both CAs, the kubeconfig.
 
-    On proxmox also the capmox Secret the platform admin applies before the tenant.
+    On proxmox also the capmox Secret the platform admin applies before the tenant. A stand-in kept on
+    purpose: the real Kamaji (tests/real/test_upstream_kamaji.py) takes ~20 s per stand and its one fixed
+    webhook port, and that test checks these names, keys and labels against what Kamaji writes.
     """
     cluster = parse_tenant_documents(docs).clusters[0]
     names, ns = Names(cluster), cluster.metadata.namespace

@@ -69,3 +69,21 @@ def test_the_condition_names_each_missing_flag_and_why() -> None:
     assert judge([], deployment([]), OLD) is None and judge(wanted, None, OLD) is None
     plain = parse_tenant_documents(load_example("kubevirt.yaml")).clusters[0]
     assert apiserver_flags(plain) == [], "a tenant without extra flags costs no read"
+
+
+async def test_a_tenant_that_dropped_its_last_flag_is_read_while_its_status_reports_flags(mgmt: Any) -> None:
+    """No extra flag left: the operator reads Kamaji's Deployment only while the status still has the
+    condition (the last pass saw flags), and says which dropped flag the apiserver still carries."""
+    from tenantctl.operator.kube.client import Connection, KubeClient
+    from tenantctl.operator.phases.apiserver_flags import check_flags
+    from tenantctl.render import Names
+
+    plain = parse_tenant_documents(load_example("kubevirt.yaml")).clusters[0]
+    names = Names(plain)
+    mgmt.put("apps/v1/deployments", {"apiVersion": "apps/v1", "kind": "Deployment",
+                                     "metadata": {"name": names.control_plane, "namespace": names.namespace},
+                                     **deployment(["--event-ttl=3h0m0s"])})
+    async with KubeClient(Connection.from_server(str(mgmt.url).rstrip("/"))) as api:
+        assert await check_flags(api, plain, OLD) is None, "a tenant never reported: no read"
+        kept = await check_flags(api, plain, OLD, reported=True)
+    assert kept is not None and not kept.ok and "still carries --event-ttl=3h0m0s" in kept.message
