@@ -309,6 +309,57 @@ def _installed_on(admin: Api, plane: ControlPlane, shared: Path) -> None:
     admin.delete("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", None, "tenantctl-operator")
 
 
+@dataclasses.dataclass
+class CsiVolume:
+    """A Proxmox CSI volume on a worker: the disk (`<storage>:<disk>` on the VM), its PV and its claim."""
+
+    tenant: Api
+    storage: str
+    disk: str
+    slot: str
+
+    async def play(self, stand: Any, worker: str) -> bool:
+        """The CSI driver's part: once the claim is deleted, detach and delete the disk, then the PV. Returns
+        whether the worker VM still existed then (the operator frees volumes before Cluster API's turn)."""
+        # The tenant plane runs no pvc-protection or pv-protection controller: their finalizers (put on by
+        # the API server's StorageObjectInUseProtection) are lifted here, as those controllers would once
+        # no Pod uses the claim.
+        while not ((claim := await asyncio.to_thread(self.tenant.get, "v1", "PersistentVolumeClaim", "default",
+                                                      "data")) is None or claim["metadata"].get("deletionTimestamp")):
+            await asyncio.sleep(0.2)
+        alive = _vm_of(stand, worker) is not None
+        if claim is not None:
+            await asyncio.to_thread(self.tenant.merge, "v1", "PersistentVolumeClaim", "default", "data",
+                                    {"metadata": {"finalizers": None}})
+        for vm in stand.vms:
+            if str(vm.config.get(self.slot, "")).startswith(f"{self.storage}:{self.disk}"):
+                vm.config.pop(self.slot)
+        stand.storages[self.storage].get("files", set()).discard(self.disk)
+        await asyncio.to_thread(self.tenant.delete, "v1", "PersistentVolume", None, "pvc-data")
+        await asyncio.to_thread(self.tenant.merge, "v1", "PersistentVolume", None, "pvc-data",
+                                {"metadata": {"finalizers": None}})
+        return alive
+
+
+def csi_volume(tenant_plane: ControlPlane, stand: Any, worker: Any) -> CsiVolume:
+    tenant = Api(tenant_plane.server, tenant_plane.admin)
+    disk, slot = f"vm-{worker.vmid}-disk-1", "scsi1"
+    worker.config[slot] = f"ceph-vm:{disk},size=10G"
+    stand.storages["ceph-vm"].setdefault("files", set()).add(disk)
+    handle = f"pve/{worker.node}/ceph-vm/{disk}"
+    tenant.apply({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pvc-data"},
+                  "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                           "persistentVolumeReclaimPolicy": "Delete", "storageClassName": "proxmox",
+                           "claimRef": {"namespace": "default", "name": "data"},
+                           "csi": {"driver": "csi.proxmox.sinextra.dev", "volumeHandle": handle}}},
+                 manager="csi-provisioner")
+    tenant.apply({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+                  "metadata": {"name": "data", "namespace": "default"},
+                  "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "proxmox", "volumeName": "pvc-data",
+                           "resources": {"requests": {"storage": "10Gi"}}}}, manager="kubectl")
+    return CsiVolume(tenant, "ceph-vm", disk, slot)
+
+
 def _workers(stand: Any) -> list[Any]:
     return [vm for vm in stand.vms if not vm.config.get("template")]
 
@@ -359,8 +410,14 @@ async def test_the_operators_tenant_gets_capmox_workers_and_its_teardown_destroy
             (kept,) = _workers(stand)
             assert kept.status == "running" and kept.vmid in disks
 
+            # A volume the Proxmox CSI driver made and attached to the kept worker: its disk in Proxmox, its
+            # PersistentVolume and claim in the tenant. The test plays the driver (deletes the disk and the PV
+            # once the claim goes) and notes whether capmox had destroyed the worker by then.
+            volume = csi_volume(tenant_plane, stand, kept)
+            csi = asyncio.create_task(volume.play(stand, kept.name))
             assert capmox.delete(*TC_KEY, *key)
             await eventually(lambda: capmox.get(*TC_KEY, *key) is None, 240, what="the TenantCluster gone")
+            assert await asyncio.wait_for(csi, 5) is True, "the disk was freed after capmox destroyed its worker"
     assert _workers(stand) == [], [(vm.name, vm.status) for vm in _workers(stand)]
     # fakepve keeps a VM's disks in its config: a destroyed VM took them. What capmox uploaded stays.
     left = {f"{name}:{f}" for name, s in stand.storages.items() for f in s.get("files", set())}
