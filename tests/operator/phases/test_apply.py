@@ -26,6 +26,7 @@ from operator_support import (
 from tenant_support import doc, load_example
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
 from tenantctl.operator.phases.apply import _versions_digest, comparable
+from tenantctl.operator.phases.outcome import Next
 from tenantctl.operator.runtime.handlers import LIST_PAGE_SIZE, TENANT_CLUSTERS, OperatorContext, run_pass
 
 pytestmark = [pytest.mark.timeout(15), pytest.mark.looptime]
@@ -551,7 +552,7 @@ async def test_the_stop_ends_a_pass_in_flight_before_it_closes_the_client(
         await asyncio.sleep(hanging.hang + 1)  # the hung apply answers; a pass left running goes on
         failed = [r.getMessage() for r in caplog.records if "pass failed" in r.getMessage() or r.exc_info]
         assert failed == []
-        assert await run_pass(ctx, *PROXMOX) is False, "no pass starts once the operator stops"
+        assert await run_pass(ctx, *PROXMOX) is Next.RESYNC, "no pass starts once the operator stops"
 
 
 async def test_a_pool_of_a_missing_cluster_says_so_in_its_status(mgmt: KubeEmulator) -> None:

@@ -1,7 +1,7 @@
 """The verified-pass digest covers every input of the render, so a pass after any change re-renders.
 
 A pass that finds its render in place records a digest of the render's inputs and skips the next
-render while the digest is unchanged (`reconcile._render_inputs`). An input missing from the digest
+render while the digest is unchanged (`render_pass.render_inputs`). An input missing from the digest
 means an edit that never reaches a verified tenant. Two properties hold that shut:
 
 - every attribute path of the pass's scope that `_render` reads is read by `_render_inputs` too, so a
@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from tenant_support import clone, doc, load_example
 from tenantctl.operator.config.settings import OperatorSettings
-from tenantctl.operator.phases import reconcile
+from tenantctl.operator.phases import reconcile, render_pass
 from tenantctl.operator.phases.observe import Observation
 from tenantctl.operator.phases.platform import PlatformSettings
 from tenantctl.operator.phases.upgrade import Stage, UpgradeDecision, Versions
@@ -102,8 +102,8 @@ DERIVED = {
 
 def test_every_path_the_render_reads_is_in_the_digest() -> None:
     scope = _scope()
-    rendered = _read_by(lambda s: reconcile._render(s, s.observation.observed), scope)
-    digested = _read_by(lambda s: reconcile._render_inputs(s, ["a"], {("b", "c")}), scope)
+    rendered = _read_by(lambda s: render_pass.render(s, s.observation.observed), scope)
+    digested = _read_by(lambda s: render_pass.render_inputs(s, ["a"], {("b", "c")}), scope)
     assert rendered, "the recorder saw the render read nothing: it no longer wraps the scope"
     forgotten = rendered - digested - set(DERIVED)
     assert not forgotten, f"the render reads {sorted(forgotten)}, which the verified-pass digest leaves out"
@@ -155,8 +155,8 @@ def _variants(model: BaseModel) -> Iterator[tuple[str, BaseModel]]:
 
 def _digest(scope: reconcile.Scope, kinds: list[str] | None = None, keep: set[tuple[str, str]] | None = None
             ) -> bytes:
-    return reconcile._render_inputs(scope, kinds or ["ProxmoxMachineTemplate.v1alpha1.infrastructure.cluster.x-k8s.io"],
-                                    keep if keep is not None else {("Secret", "kept")})
+    kinds = kinds or ["ProxmoxMachineTemplate.v1alpha1.infrastructure.cluster.x-k8s.io"]
+    return render_pass.render_inputs(scope, kinds, keep if keep is not None else {("Secret", "kept")})
 
 
 def _replaced(scope: reconcile.Scope, input_name: str, value: Any) -> reconcile.Scope:

@@ -28,6 +28,7 @@ from tenantctl.operator.phases.apply import Verified
 from tenantctl.operator.phases.conditions import ConditionType, Phase, Reason, condition, merge_conditions
 from tenantctl.operator.phases.derived import DerivedJudge
 from tenantctl.operator.phases.events import object_logger
+from tenantctl.operator.phases.outcome import Next
 from tenantctl.operator.phases.platform import PLATFORMS, PlatformReader, PlatformSettings
 from tenantctl.operator.phases.reconcile import PassResult, Scope, reconcile, status_patch
 from tenantctl.operator.phases.talos_api import KamajiSchema
@@ -384,16 +385,15 @@ async def _write_status(api: KubeClient, res: Resource, body: Mapping[str, Any],
     return True
 
 
-async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> bool | None:
-    """One reconcile pass of a cluster; True when it should be retried soon (waiting or failed), None when
-    an upgrade stage is in progress (retried at the plain requeue delay, without backing off)."""
+async def run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None = None) -> Next:
+    """One reconcile pass of a cluster, and when the next one should run."""
     if ctx.stopping:
-        return False
+        return Next.RESYNC
     with ctx.passing():
         return await _run_pass(ctx, namespace, name, excluding_pool)
 
 
-async def _run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None) -> bool | None:
+async def _run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None) -> Next:
     async with ctx.lock((namespace, name)), ctx.gate:
         clock = asyncio.get_running_loop().time
         started = clock()
@@ -403,15 +403,15 @@ async def _run_pass(ctx: OperatorContext, namespace: str, name: str, excluding_p
             ctx.metrics.pass_done(Outcome.FAILED, clock() - started)
             raise
         if result is None:
-            return False
+            return Next.RESYNC
         took = clock() - started
-        ctx.metrics.pass_done(Outcome.WAITING if result.requeue else Outcome.CONVERGED, took)
+        ctx.metrics.pass_done(Outcome.CONVERGED if result.next is Next.RESYNC else Outcome.WAITING, took)
         ctx.metrics.phase((namespace, name), result.status.get("phase"))
         ctx.metrics.upgrade_stage((namespace, name), (result.status.get("upgrade") or {}).get("stage"))
         ctx.metrics.backup_state((namespace, name), (result.status.get("backup") or {}).get("state"))
         ctx.passes[namespace, name] += 1
         object_logger(namespace, name).debug("pass %d took %.3fs", ctx.passes[namespace, name], took)
-        return None if result.poll else result.requeue
+        return result.next
 
 
 async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool: str | None) -> PassResult | None:
@@ -553,14 +553,14 @@ def build_registry(ctx: OperatorContext) -> kopf.OperatorRegistry:
                 wakeup.clear()
                 ctx.triggers.scheduled((namespace, name))
                 try:
-                    requeue = await run_pass(ctx, namespace, name)
+                    next_pass = await run_pass(ctx, namespace, name)
                 except APIError as exc:
                     object_logger(namespace, name).warning("pass failed, retrying soon: %s", exc)
-                    requeue = True
+                    next_pass = Next.BACKOFF
                 except Exception as exc:  # a pass must never kill the daemon; the next one retries
                     object_logger(namespace, name).exception("pass failed, retrying soon: %s", exc)
-                    requeue = True
-                waits = 1 if requeue is None else waits + 1 if requeue else 0
+                    next_pass = Next.BACKOFF
+                waits = next_pass.waits_after(waits)
                 delay = ctx.settings.requeue_delay_after(waits)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(delay):
