@@ -23,35 +23,37 @@ from tenantctl.operator.phases.status import STATUS_KEYS, result, status_patch
 from tenantctl.operator.phases.upgrade_pass import upgrade_stage
 from tenantctl.problems import InvalidInput
 
-__all__ = ["PHASES", "STATUS_KEYS", "PassResult", "Phase", "Scope", "lifecycle_table", "reconcile", "status_patch"]
+__all__ = ["PHASES", "STATUS_KEYS", "PassPhase", "PassResult", "Scope", "lifecycle_table", "reconcile", "status_patch"]
 
 
 @dataclass(frozen=True)
-class Phase:
+class PassPhase:
+    """A row of the table (not the status `Phase`): its name, what runs, whether its errors stop the pass."""
+
     name: str
     run: Callable[[Scope], Awaitable[None]]
     guarded: bool
     does: str
 
 
-PHASES: tuple[Phase, ...] = (
-    Phase("platform", steps.platform, True, "a refused Platform stops every tenant's pass (InvalidSpec)"),
-    Phase("validate", steps.validate, True, "the TenantCluster and its NodePools parsed and judged; a refusal stops"),
-    Phase("restore-source", steps.restore_source, True, "spec.restore: the phase to render; a live source refused"),
-    Phase("talos-secrets", steps.talos_secrets, True, "the Talos secrets, created once and never pruned"),
-    Phase("observe", steps.observe_tenant, True, "the endpoint and CAs Kamaji and the cloud wrote"),
-    Phase("upgrade-stage", upgrade_stage, True,
+PHASES: tuple[PassPhase, ...] = (
+    PassPhase("platform", steps.platform, True, "a refused Platform stops every tenant's pass (InvalidSpec)"),
+    PassPhase("validate", steps.validate, True, "the TenantCluster and its pools parsed and judged; a refusal stops"),
+    PassPhase("restore-source", steps.restore_source, True, "spec.restore: the phase to render; a live source refused"),
+    PassPhase("talos-secrets", steps.talos_secrets, True, "the Talos secrets, created once and never pruned"),
+    PassPhase("observe", steps.observe_tenant, True, "the endpoint and CAs Kamaji and the cloud wrote"),
+    PassPhase("upgrade-stage", upgrade_stage, True,
           "what runs where; the patch the policy allows; the stage (control plane, then one pool at a time)"),
-    Phase("apply", render_pass.apply, True,
+    PassPhase("apply", render_pass.apply, True,
           "render (held pools at what they run, live templates kept), judge what CAPI builds, apply and prune"),
-    Phase("restore", steps.restore, True, "spec.restore: one step of the restore"),
-    Phase("chart-sources", render_pass.chart_sources, True, "the add-on charts' sources, once the endpoint is known"),
-    Phase("credentials", steps.credentials, True, "the capmox credentials Secret and its key"),
-    Phase("backup", steps.backup, True, "spec.backup: whether backups keep up with their schedule"),
-    Phase("apiserver-flags", steps.apiserver_flags, True, "whether Kamaji's apiserver carries the extra flags"),
-    Phase("announce-credentials", steps.announce_credentials, False, "a credentials finding, once per change"),
-    Phase("trustd", steps.trustd, False, "the Talos API port on the TenantControlPlane, where Kamaji has the field"),
-    Phase("bootstrap", steps.bootstrap, False, "the tenant's own objects, once its apiserver answers"),
+    PassPhase("restore", steps.restore, True, "spec.restore: one step of the restore"),
+    PassPhase("chart-sources", render_pass.chart_sources, True, "the add-on charts' sources, given an endpoint"),
+    PassPhase("credentials", steps.credentials, True, "the capmox credentials Secret and its key"),
+    PassPhase("backup", steps.backup, True, "spec.backup: whether backups keep up with their schedule"),
+    PassPhase("apiserver-flags", steps.apiserver_flags, True, "whether Kamaji's apiserver carries the extra flags"),
+    PassPhase("announce-credentials", steps.announce_credentials, False, "a credentials finding, once per change"),
+    PassPhase("trustd", steps.trustd, False, "the Talos API port on the TenantControlPlane, where Kamaji has it"),
+    PassPhase("bootstrap", steps.bootstrap, False, "the tenant's own objects, once its apiserver answers"),
 )
 
 

@@ -46,6 +46,10 @@ from tenantctl.operator.runtime.passes import (
 )
 
 _REFUSED = 422
+_ID_BEFORE_SPLIT = "build_registry.<locals>."
+"""The ids kopf gave these handlers when one function registered them all (their qualified names): kopf
+keeps a delete handler's retries under its id in the object's annotations, and logs by it, so they are
+kept across the move into groups."""
 
 
 class NoDiffBase(kopf.DiffBaseStorage):
@@ -130,21 +134,21 @@ def _register_lifecycle(ctx: OperatorContext, registry: kopf.OperatorRegistry) -
     """Start, stop and kopf's own login."""
     shard = ctx.settings.shard
 
-    @kopf.on.startup(registry=registry)
+    @kopf.on.startup(registry=registry, id=_ID_BEFORE_SPLIT + "configure")
     async def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure_kopf(settings, shard)
         if ctx.settings.webhook is not None:
             settings.admission.server = _webhook_server(ctx.settings.webhook)
         await ctx.start()
 
-    @kopf.on.cleanup(registry=registry)
+    @kopf.on.cleanup(registry=registry, id=_ID_BEFORE_SPLIT + "close")
     async def close(**_: Any) -> None:
         """Stopped by a signal, kopf 1.45 leaves its waiter on the stop flag pending and gives it 5 s as a
         hung task before cancelling it: every SIGTERM took 5.2 s. Setting the flag ends the waiter."""
         await ctx.stop()
         ctx.stop_flag.set()
 
-    @kopf.on.login(registry=registry)
+    @kopf.on.login(registry=registry, id=_ID_BEFORE_SPLIT + "login")
     async def login(**_: Any) -> kopf.AiohttpSession:
         """kopf's watches use the credentials our client would send now, over a bounded pool; after a 401
         kopf closes the session and asks again."""
@@ -153,7 +157,8 @@ def _register_lifecycle(ctx: OperatorContext, registry: kopf.OperatorRegistry) -
 
 
 def _register_reconciler(ctx: OperatorContext, clusters: dict[str, Any]) -> None:
-    @kopf.daemon(**clusters, cancellation_timeout=PASSES_END_WITHIN)  # type: ignore[arg-type]
+    @kopf.daemon(**clusters, id=_ID_BEFORE_SPLIT + "reconciler",  # type: ignore[arg-type]
+                 cancellation_timeout=PASSES_END_WITHIN)
     async def reconciler(stopped: kopf.DaemonStopped, namespace: str, name: str, **_: Any) -> None:
         """Run passes until the object goes: on a wake-up, soon while waiting, else every resync."""
         waits = 0
@@ -219,11 +224,11 @@ def _register_events(ctx: OperatorContext, registry: kopf.OperatorRegistry, clus
 
 
 def _register_deletions(ctx: OperatorContext, clusters: dict[str, Any], pools: dict[str, Any]) -> None:
-    @kopf.on.delete(**pools)  # type: ignore[arg-type]
+    @kopf.on.delete(**pools, id=_ID_BEFORE_SPLIT + "pool_deleted")  # type: ignore[arg-type]
     async def pool_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
         await pool_gone(ctx, body, namespace, name)
 
-    @kopf.on.delete(**clusters)  # type: ignore[arg-type]
+    @kopf.on.delete(**clusters, id=_ID_BEFORE_SPLIT + "cluster_deleted")  # type: ignore[arg-type]
     async def cluster_deleted(body: kopf.Body, namespace: str, name: str, **_: Any) -> None:
         await tear_down(ctx, dict(body), namespace, name)
 
