@@ -35,11 +35,12 @@ from typing import Any
 
 import yaml
 from cryptography.hazmat.primitives import serialization
+from operator_support import b64
 
 from etcd_support import SecureEtcd
 from real_api import Api, crd_documents, wait_for
-from real_control_plane import REPO, ControlPlane, _Process, binaries, free_port
-from upstream_support import _listening, _port_lock, label_contracts, sources_dir
+from real_control_plane import REPO, ControlPlane, _Process, binaries, free_port, spawn, stop_processes
+from upstream_support import _listening, _port_lock, label_contracts, sources_dir, to_loopback
 
 KAMAJI_NAMESPACE = "kamaji-system"
 KAMAJI_PORT = 9443
@@ -63,29 +64,6 @@ def kamaji_tree() -> Path:
 
 def provider_tree() -> Path:
     return sources_dir() / "src" / "kamaji-cp"
-
-
-def b64(data: bytes | str) -> str:
-    return base64.b64encode(data.encode() if isinstance(data, str) else data).decode()
-
-
-def _spawn(name: str, argv: list[str], workdir: Path, env: Mapping[str, str] | None = None) -> _Process:
-    log = workdir / f"{name}.log"
-    with log.open("wb") as handle:
-        popen = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 env=dict(env) if env is not None else None, start_new_session=True)
-    return _Process(name, popen, log)
-
-
-def _stop(process: _Process) -> None:
-    if process.popen.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.popen.pid, 15)
-        try:
-            process.popen.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.popen.pid, 9)
-            process.popen.wait(10)
 
 
 # -- the Service network: an HTTP CONNECT proxy over a route table ----------------------------------------------
@@ -163,12 +141,12 @@ class KamajiStand:
         Service name Kamaji dials; returns its loopback port."""
         key = (namespace, name)
         if key in self.tenants:
-            _stop(self.tenants.pop(key))
+            stop_processes([self.tenants.pop(key)])
         deployment = self.admin.get("apps/v1", "Deployment", namespace, name)
         assert deployment is not None, f"Kamaji made no Deployment {namespace}/{name}"
         workdir = self.workdir / "pods" / f"{namespace}-{name}"
         argv, port = pod_apiserver(self.admin, deployment, workdir)
-        process = _spawn("kube-apiserver", argv, workdir)
+        process = spawn("kube-apiserver", argv, workdir)
         self.tenants[key] = process
         tcp = self.tenant_control_plane(namespace, name) or {}
         service_port = int(((tcp.get("spec") or {}).get("networkProfile") or {}).get("port") or 6443)
@@ -289,8 +267,7 @@ def _webhooks(port: int, ca: bytes) -> list[dict[str, Any]]:
         hooks = copy.deepcopy(yaml.safe_load((kamaji_tree() / "charts" / "kamaji" / "controller-gen" / source)
                                              .read_text()))
         for hook in hooks:
-            path = hook["clientConfig"]["service"]["path"]
-            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": b64(ca)}
+            to_loopback(hook, port, ca)
         out.append({"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
                     "metadata": {"name": f"kamaji-judge-{kind.lower()}"}, "webhooks": hooks})
     return out
@@ -328,19 +305,18 @@ def kamaji_stand(management: ControlPlane, workdir: Path, shared: Path) -> Itera
         stand = KamajiStand(admin, management, workdir, etcd, network)
 
         def stop_all() -> None:
-            for process in [*stand.tenants.values(), *reversed(stand.processes.values())]:
-                _stop(process)
+            stop_processes([*stand.tenants.values(), *reversed(stand.processes.values())])
 
         stack.callback(stop_all)
         # KWOK's nodes and the scheduler first: Kamaji's Deployment waits for them.
         stages = sorted((tools / "stages").glob("*.yaml"))
-        stand.processes["kwok"] = _spawn("kwok", [
+        stand.processes["kwok"] = spawn("kwok", [
             str(tools / "kwok"), f"--kubeconfig={management.admin_kubeconfig_path}",
             "--manage-nodes-with-label-selector=tenantctl.io/kwok=true", "--cidr=10.244.0.0/16",
             "--node-ip=127.0.0.1", f"--server-address=127.0.0.1:{free_port()}",
             *(f"--config={s}" for s in stages)], workdir, dict(env, HOME=str(workdir)))
         kubeconfig = str(management.admin_kubeconfig_path)
-        stand.processes["kube-scheduler"] = _spawn("kube-scheduler", [
+        stand.processes["kube-scheduler"] = spawn("kube-scheduler", [
             str(tools / "kube-scheduler"), f"--kubeconfig={kubeconfig}",
             f"--authentication-kubeconfig={kubeconfig}", f"--authorization-kubeconfig={kubeconfig}",
             "--leader-elect=false", "--bind-address=127.0.0.1", f"--secure-port={free_port()}"], workdir)
@@ -359,7 +335,7 @@ def kamaji_stand(management: ControlPlane, workdir: Path, shared: Path) -> Itera
         (certs / "tls.crt").write_bytes(cert)
         (certs / "tls.key").write_bytes(key)
         (certs / "ca.crt").write_bytes(management.ca.pem)
-        stand.processes["kamaji"] = _spawn("kamaji", [
+        stand.processes["kamaji"] = spawn("kamaji", [
             str(sources_dir() / "kamaji-manager"), "manager", "--leader-elect=false", "--datastore=default",
             f"--pod-namespace={KAMAJI_NAMESPACE}", "--serviceaccount-name=kamaji",
             f"--webhook-ca-path={certs / 'ca.crt'}", "--disable-telemetry", "--metrics-bind-address=0",
@@ -374,7 +350,7 @@ def kamaji_stand(management: ControlPlane, workdir: Path, shared: Path) -> Itera
             admin.apply(config, manager="kamaji-chart")
             stack.callback(admin.delete, config["apiVersion"], config["kind"], None, config["metadata"]["name"])
         # Its provider: no webhooks, no namespace flag; ExternalClusterReference and friends stay off.
-        stand.processes["kamaji-provider"] = _spawn("kamaji-provider", [
+        stand.processes["kamaji-provider"] = spawn("kamaji-provider", [
             str(sources_dir() / "kamaji-cp-manager"), "--metrics-bind-address=0",
             f"--health-probe-bind-address=127.0.0.1:{free_port()}", "--diagnostics-address=0"],
             workdir, dict(env, TMPDIR=str(workdir)))

@@ -27,7 +27,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,6 +149,31 @@ class _Process:
             return ""
 
 
+def spawn(name: str, argv: list[str], workdir: Path, env: Mapping[str, str] | None = None) -> _Process:
+    """A process in a session of its own (so its children stop with it), its output in `<workdir>/<name>.log`."""
+    log = workdir / f"{name}.log"
+    with log.open("wb") as handle:
+        popen = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                 env=dict(env) if env is not None else None, start_new_session=True)
+    return _Process(name, popen, log)
+
+
+def stop_processes(processes: Iterable[_Process]) -> None:
+    """SIGTERM to each session, then up to 3 s each before SIGKILL."""
+    processes = list(processes)
+    for process in processes:
+        if process.popen.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.popen.pid, signal.SIGTERM)
+    for process in processes:
+        try:
+            process.popen.wait(3)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.popen.pid, signal.SIGKILL)
+            process.popen.wait(5)
+
+
 @dataclass
 class ControlPlane:
     """One running control plane; `admin` is a requests session authenticated as system:masters."""
@@ -194,12 +219,7 @@ class ControlPlane:
     # -- processes -----------------------------------------------------------------------------------------
 
     def _spawn(self, name: str, argv: list[str]) -> _Process:
-        log = self.workdir / f"{name}.log"
-        handle = log.open("wb")
-        popen = subprocess.Popen(argv, stdout=handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 start_new_session=True)
-        handle.close()
-        process = _Process(name, popen, log)
+        process = spawn(name, argv, self.workdir)
         self.processes.append(process)
         return process
 
@@ -313,17 +333,7 @@ class ControlPlane:
         return session
 
     def stop(self) -> None:
-        for process in reversed(self.processes):
-            if process.popen.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.popen.pid, signal.SIGTERM)
-        for process in reversed(self.processes):
-            try:
-                process.popen.wait(3)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.popen.pid, signal.SIGKILL)
-                process.popen.wait(5)
+        stop_processes(reversed(self.processes))
         self.processes.clear()
 
     # -- identities ----------------------------------------------------------------------------------------

@@ -117,17 +117,21 @@ def label_contracts(admin: Api) -> None:
 
 def _webhook_configurations(component: Component, module: Path, port: int, ca: bytes) -> list[dict[str, Any]]:
     configs = []
-    bundle = base64.b64encode(ca).decode()
     for config in yaml.safe_load_all((module / "config" / "webhook" / "manifests.yaml").read_text()):
         if not config:
             continue
         config = copy.deepcopy(config)
         config["metadata"]["name"] = f"{component.name}-judge-{config['metadata']['name']}"
         for hook in config["webhooks"]:
-            path = hook["clientConfig"]["service"]["path"]
-            hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": bundle}
+            to_loopback(hook, port, ca)
         configs.append(config)
     return configs
+
+
+def to_loopback(hook: dict[str, Any], port: int, ca: bytes) -> None:
+    """Point a webhook at its manager on loopback (the path its Service reference names), trusting `ca`."""
+    path = hook["clientConfig"]["service"]["path"]
+    hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}{path}", "caBundle": base64.b64encode(ca).decode()}
 
 
 @contextlib.contextmanager
@@ -208,6 +212,12 @@ def kamaji_reports(admin: Api, namespace: str, name: str, version: str) -> None:
     admin.merge_status(*KAMAJI_CONTROL_PLANE, namespace, name, {
         "version": version, "ready": True, "initialized": True, "readyReplicas": 2, "replicas": 2,
         "updatedReplicas": 2, "unavailableReplicas": 0, "selector": f"cluster.x-k8s.io/cluster-name={name}"})
+
+
+def owner_references(owner: dict[str, Any]) -> list[dict[str, Any]]:
+    """The controller reference Cluster API's controllers put on what they own (the tests play them)."""
+    return [{"apiVersion": owner["apiVersion"], "kind": owner["kind"], "name": owner["metadata"]["name"],
+             "uid": owner["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
 
 
 def added_and_changed(applied: Any, stored: Any, path: str, out: list[str], changed: list[str]) -> None:

@@ -22,13 +22,21 @@ from operator_support import FAST
 
 from proxmox_variants import Edit, by_template_id, dual_stack, full_clone, per_node_templates, pools
 from real_api import Api, APIRefusal, crd_documents, wait_for
-from real_control_plane import ControlPlane
+from real_control_plane import ControlPlane, running
 from real_seed import eventually, operator_connection, running_operator, seed_control_plane, seed_tenant
 from tenant_support import EXAMPLES, load_example
 from tenantctl.render import render_tenant
 from tenantctl.spec import parse_observed, parse_tenant_documents
 from tenantctl.validate.derived import derived_objects
-from upstream_support import COMPONENTS, KAMAJI_CONTROL_PLANE, added_and_changed, all_running, kamaji_reports, running
+from upstream_support import (
+    COMPONENTS,
+    KAMAJI_CONTROL_PLANE,
+    added_and_changed,
+    all_running,
+    kamaji_reports,
+    owner_references,
+)
+from upstream_support import running as manager_running
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -48,12 +56,9 @@ CASES: dict[str, tuple[str, Edit | None]] = {
 
 
 @pytest.fixture(scope="module")
-def capmox_management(tmp_path_factory: pytest.TempPathFactory, envtest_bin: Path) -> Iterator[ControlPlane]:
-    plane = ControlPlane(tmp_path_factory.mktemp("capmox-management"), envtest_bin)
-    try:
-        yield plane.start()
-    finally:
-        plane.stop()
+def capmox_management(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    with running(tmp_path_factory.mktemp("capmox-management")) as plane:
+        yield plane
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +67,7 @@ def capmox(capmox_management: ControlPlane, shared: Path, tmp_path_factory: pyte
     admin = Api(capmox_management.server, capmox_management.admin)
     admin.install_crds(crd_documents(sorted([*(shared / "crds" / "cluster-api-v1.10.1").glob("*.yaml"),
                                              *(shared / "crds" / "caip-v1.0.3").glob("*.yaml")])))
-    with running(COMPONENTS["capmox"], admin, capmox_management, tmp_path_factory.mktemp("capmox"), ""):
+    with manager_running(COMPONENTS["capmox"], admin, capmox_management, tmp_path_factory.mktemp("capmox"), ""):
         yield admin
 
 
@@ -165,11 +170,6 @@ def stand(_fakepve_pki: tuple[str, str]) -> Iterator[Any]:
         serving.stop()
 
 
-def _owner(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"apiVersion": obj["apiVersion"], "kind": obj["kind"], "name": obj["metadata"]["name"],
-             "uid": obj["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}]
-
-
 def _vm_of(stand: Any, name: str) -> Any:
     return next((vm for vm in stand.vms if vm.name == name and not vm.config.get("template")), None)
 
@@ -208,7 +208,7 @@ def test_capmox_clones_the_selected_template_as_rendered_and_removes_it(
     rendered_objects = render_tenant(parse_tenant_documents(docs))
     objects = {o["kind"]: o for o in rendered_objects}
     template = _template(rendered_objects, pool, group)
-    with running(COMPONENTS["caip"], capmox, capmox_management, tmp_path_factory.mktemp("caip"), namespace):
+    with manager_running(COMPONENTS["caip"], capmox, capmox_management, tmp_path_factory.mktemp("caip"), namespace):
         secret = {"url": stand.url, "token": TOKEN_ID, "secret": SECRET, "insecure": "true"}
         capmox.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "capmox-acme", "namespace": namespace},
                       "stringData": secret}, manager="platform-admin")
@@ -219,7 +219,7 @@ def test_capmox_clones_the_selected_template_as_rendered_and_removes_it(
         cluster = capmox.apply(cluster, manager="capi")
         capmox.merge_status(CAPI, "Cluster", namespace, "acme", {"infrastructureReady": True, "phase": "Provisioned"})
         proxmox_cluster = copy.deepcopy(objects["ProxmoxCluster"])
-        proxmox_cluster["metadata"]["ownerReferences"] = _owner(cluster)
+        proxmox_cluster["metadata"]["ownerReferences"] = owner_references(cluster)
         proxmox_cluster["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = "acme"
         proxmox_cluster["spec"]["controlPlaneEndpoint"] = {"host": "192.0.2.10", "port": 6443}  # Kamaji's provider
         capmox.apply(proxmox_cluster, manager="tenantctl")
@@ -229,7 +229,7 @@ def test_capmox_clones_the_selected_template_as_rendered_and_removes_it(
                       "stringData": {"value": BOOTSTRAP.decode(), "format": "cloud-config"}}, manager="cabpt")
         machine = capmox.apply({
             "apiVersion": CAPI, "kind": "Machine",
-            "metadata": {"name": "acme-md0-a", "namespace": namespace, "ownerReferences": _owner(cluster),
+            "metadata": {"name": "acme-md0-a", "namespace": namespace, "ownerReferences": owner_references(cluster),
                          "labels": {"cluster.x-k8s.io/cluster-name": "acme"}},
             "spec": {"clusterName": "acme", "version": "v1.33.13",
                      "bootstrap": {"dataSecretName": "acme-md0-a-bootstrap"},
@@ -238,7 +238,8 @@ def test_capmox_clones_the_selected_template_as_rendered_and_removes_it(
         capmox.merge_status(CAPI, "Machine", namespace, "acme-md0-a", {"bootstrapReady": True})
         (clone,) = derived_objects(template, "ProxmoxMachineTemplate")
         proxmox_machine = copy.deepcopy(clone.obj)
-        proxmox_machine["metadata"] = {"name": "acme-md0-a", "namespace": namespace, "ownerReferences": _owner(machine),
+        proxmox_machine["metadata"] = {"name": "acme-md0-a", "namespace": namespace,
+                                       "ownerReferences": owner_references(machine),
                                        "labels": {"cluster.x-k8s.io/cluster-name": "acme"}}
         capmox.apply(proxmox_machine, manager="capi")
 

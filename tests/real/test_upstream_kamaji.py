@@ -27,12 +27,12 @@ from operator_support import kamaji_labels
 
 from kamaji_stand import MANAGEMENT_CONTROLLERS, NODES, TCP, KamajiStand, expose, kamaji_stand
 from real_api import Api, wait_for
-from real_control_plane import ControlPlane
+from real_control_plane import ControlPlane, running
 from tenant_support import load_example
 from tenantctl.render import Names, render_tenant
 from tenantctl.render.kamaji import KUBECONFIG_KEY, apiserver_flags
 from tenantctl.spec import parse_tenant_documents
-from upstream_support import KAMAJI_CONTROL_PLANE
+from upstream_support import KAMAJI_CONTROL_PLANE, owner_references
 
 pytestmark = [pytest.mark.timeout(420)]
 
@@ -42,14 +42,10 @@ ADDRESS = "192.0.2.10"
 
 
 @pytest.fixture(scope="module")
-def kamaji_management(tmp_path_factory: pytest.TempPathFactory, envtest_bin: Path) -> Iterator[ControlPlane]:
+def kamaji_management(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     """A management control plane of its own: Kamaji acts on every namespace and its port is fixed."""
-    plane = ControlPlane(tmp_path_factory.mktemp("kamaji-management"), envtest_bin,
-                         controllers=MANAGEMENT_CONTROLLERS)
-    try:
-        yield plane.start()
-    finally:
-        plane.stop()
+    with running(tmp_path_factory.mktemp("kamaji-management"), controllers=MANAGEMENT_CONTROLLERS) as plane:
+        yield plane
 
 
 @pytest.fixture(scope="module")
@@ -75,9 +71,7 @@ def _tenant_cluster(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _owned_by(obj: dict[str, Any], owner: dict[str, Any]) -> dict[str, Any]:
     obj = copy.deepcopy(obj)
-    obj["metadata"]["ownerReferences"] = [{"apiVersion": owner["apiVersion"], "kind": owner["kind"],
-                                           "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
-                                           "controller": True, "blockOwnerDeletion": True}]
+    obj["metadata"]["ownerReferences"] = owner_references(owner)
     return obj
 
 
