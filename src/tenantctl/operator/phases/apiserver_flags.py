@@ -19,7 +19,7 @@ from tenantctl.render import Names
 from tenantctl.render.kamaji import apiserver_flags
 from tenantctl.spec import TenantCluster
 from tenantctl.spec.compat import KamajiRelease
-from tenantctl.spec.kamaji_flags import DROPS_FLAGS_FROM, flag_name, keeps_dropped_flags
+from tenantctl.spec.kamaji_flags import DROPS_FLAGS_FROM, flag_name, stranded_flags
 
 __all__ = ["APISERVER", "KAMAJI_APISERVER_FLAGS", "FlagsCheck", "check_flags", "running_flags"]
 
@@ -59,12 +59,12 @@ def judge(wanted: list[str], deployment: Mapping[str, Any] | None, kamaji: Kamaj
     if deployment is None:
         return None
     running = running_flags(deployment)[1:]  # the command itself first
-    names = {flag_name(f) for f in wanted}
-    stranded = sorted({f for f in running if f.startswith("--") and flag_name(f) not in names
-                       and flag_name(f) not in KAMAJI_APISERVER_FLAGS}) if keeps_dropped_flags(kamaji.release) else []
+    extra = [f for f in running if f.startswith("--") and flag_name(f) not in KAMAJI_APISERVER_FLAGS]
+    stranded = stranded_flags(kamaji.release, extra, wanted)
     if not wanted and not stranded:
         return None
-    missing = [flag for flag in wanted if flag not in set(running)]
+    carried = set(running)
+    missing = [flag for flag in wanted if flag not in carried]
     if missing:
         return FlagsCheck(False, Reason.FLAGS_NOT_APPLIED,
                           f"the running apiserver lacks {', '.join(missing)}: Kamaji has not rolled it yet")
