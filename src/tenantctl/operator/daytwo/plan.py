@@ -254,15 +254,7 @@ async def plan_cluster(
     previous = live_status.get("inventory") or []
     plan.restore = dict(live_status.get("restore") or {})
     plan.backup = await last_backup(api, cluster)
-    resources: dict[str, Resource | None] = {}
-    for key in sorted({*(kind_key(o) for o in desired), *previous}):
-        resources[key] = await api.resource(*_split(key))
-    live: dict[tuple[str, str], Obj] = {}
-    for key, res in resources.items():
-        if res is None:
-            continue
-        for obj in await api.list(res, *inventory_scope(name, ns, namespaced=res.namespaced)):
-            live[key, obj["metadata"]["name"]] = obj
+    resources, live = await _live_inventory(api, cluster, {*(kind_key(o) for o in desired), *previous})
     live_mds = [o for (k, _), o in live.items() if _split(k)[1] == "MachineDeployment"]
 
     def render_pool(_: str, at_level: Sequence[NodePool]) -> list[Obj]:
@@ -275,48 +267,81 @@ async def plan_cluster(
     if held.waiting:
         plan.pending["render"] = list(held.waiting)
     plan.rolling = list(held.rolling)
-    live_kcp = next((o for (k, _), o in live.items() if _split(k)[1] == "KamajiControlPlane"), None)
-    wanted_kcp = next((o for o in desired if o["kind"] == "KamajiControlPlane"), None)
-    if live_kcp is not None and wanted_kcp is not None:
-        note = unapplied_change(kamaji.release, _extra_args(live_kcp), _extra_args(wanted_kcp))
-        if note:
-            plan.kamaji.append(note)
+    plan.kamaji.extend(_kamaji_notes(kamaji, desired, live))
     replicas = _pool_replicas(desired, live)
     plan.upgrade = upgrade_sequence(cluster, [p.metadata.name for p in pools], live, replicas)
     plan.capacity = await address_warnings(api, cluster, pools, live_mds)
-    templates_live = {_group_of(obj) for (k, _), obj in live.items() if _split(k)[1] in _MACHINE_TEMPLATES}
-    for obj in desired:
-        key, obj_name, kind = kind_key(obj), obj["metadata"]["name"], obj["kind"]
-        current = live.get((key, obj_name))
-        if resources.get(key) is None:
-            plan.changes.append(Change(Action.CREATE, kind, obj_name, note=f"{key} is not served yet"))
-        elif current is None:
-            pool, group = _group_of(obj)
-            if kind in _MACHINE_TEMPLATES and (pool, group) in templates_live:
-                plan.changes.append(Change(Action.ROTATE, kind, obj_name, note=_rotation(pool, replicas, group)))
-            else:
-                plan.changes.append(Change(Action.CREATE, kind, obj_name))
-        elif covers(comparable(current), comparable(obj)):
-            plan.changes.append(Change(Action.NOOP, kind, obj_name))
-        else:
-            diff = changed_fields(kind, current, obj)
-            if kind in REPLACE_ON_IMMUTABLE:
-                note = "immutable: deleted and created again"
-                plan.changes.append(Change(Action.REPLACE, kind, obj_name, diff, note))
-            else:
-                plan.changes.append(Change(Action.UPDATE, kind, obj_name, diff))
+    plan.changes.extend(_classify(desired, live, resources, replicas))
     if await api.get(await api.require("v1", "Secret"), names.talos_secrets, ns) is None:
         talos_secrets = Change(Action.CREATE, "Secret", names.talos_secrets, note="Talos secrets, generated once")
         plan.changes.insert(0, talos_secrets)
     kept = {("Secret", names.talos_secrets)}
     if observation.observed is None:
         kept |= {("TalosConfigTemplate", names.talos_config_template(p)) for p in pools}
-    wanted = {(kind_key(o), o["metadata"]["name"]) for o in desired}
-    for (key, obj_name), obj in sorted(live.items()):
-        if (key, obj_name) in wanted or (obj["kind"], obj_name) in kept:
-            continue
-        plan.changes.append(Change(Action.PRUNE, obj["kind"], obj_name, note=_prune_note(obj)))
+    plan.changes.extend(_prunes(desired, live, kept))
     return plan
+
+
+def _kamaji_notes(kamaji: KamajiRelease, desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj]) -> list[str]:
+    """What this Kamaji release would not apply of a change to the control plane's extra apiserver flags."""
+    live_kcp = next((o for (k, _), o in live.items() if _split(k)[1] == "KamajiControlPlane"), None)
+    wanted_kcp = next((o for o in desired if o["kind"] == "KamajiControlPlane"), None)
+    if live_kcp is None or wanted_kcp is None:
+        return []
+    note = unapplied_change(kamaji.release, _extra_args(live_kcp), _extra_args(wanted_kcp))
+    return [note] if note else []
+
+
+async def _live_inventory(api: KubeClient, cluster: TenantCluster, keys: set[str]
+                          ) -> tuple[dict[str, Resource | None], dict[tuple[str, str], Obj]]:
+    """Each kind the render or the last inventory names (None: not served) and the tenant's live objects."""
+    ns, name = cluster.metadata.namespace, cluster.metadata.name
+    resources: dict[str, Resource | None] = {}
+    for key in sorted(keys):
+        resources[key] = await api.resource(*_split(key))
+    live: dict[tuple[str, str], Obj] = {}
+    for key, res in resources.items():
+        if res is None:
+            continue
+        for obj in await api.list(res, *inventory_scope(name, ns, namespaced=res.namespaced)):
+            live[key, obj["metadata"]["name"]] = obj
+    return resources, live
+
+
+def _classify(desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj],
+              resources: Mapping[str, Resource | None],
+              replicas: Mapping[GroupKey, tuple[int, Any, Any]]) -> list[Change]:
+    """What applying each rendered object would do to its live counterpart."""
+    changes: list[Change] = []
+    templates_live = {_group_of(obj) for (k, _), obj in live.items() if _split(k)[1] in _MACHINE_TEMPLATES}
+    for obj in desired:
+        key, obj_name, kind = kind_key(obj), obj["metadata"]["name"], obj["kind"]
+        current = live.get((key, obj_name))
+        if resources.get(key) is None:
+            changes.append(Change(Action.CREATE, kind, obj_name, note=f"{key} is not served yet"))
+        elif current is None:
+            pool, group = _group_of(obj)
+            if kind in _MACHINE_TEMPLATES and (pool, group) in templates_live:
+                changes.append(Change(Action.ROTATE, kind, obj_name, note=_rotation(pool, replicas, group)))
+            else:
+                changes.append(Change(Action.CREATE, kind, obj_name))
+        elif covers(comparable(current), comparable(obj)):
+            changes.append(Change(Action.NOOP, kind, obj_name))
+        else:
+            diff = changed_fields(kind, current, obj)
+            if kind in REPLACE_ON_IMMUTABLE:
+                changes.append(Change(Action.REPLACE, kind, obj_name, diff, "immutable: deleted and created again"))
+            else:
+                changes.append(Change(Action.UPDATE, kind, obj_name, diff))
+    return changes
+
+
+def _prunes(desired: Sequence[Obj], live: Mapping[tuple[str, str], Obj], kept: set[tuple[str, str]]) -> list[Change]:
+    """The live objects the render no longer names, but those kept on purpose (Talos secrets, templates)."""
+    wanted = {(kind_key(o), o["metadata"]["name"]) for o in desired}
+    return [Change(Action.PRUNE, obj["kind"], obj_name, note=_prune_note(obj))
+            for (key, obj_name), obj in sorted(live.items())
+            if (key, obj_name) not in wanted and (obj["kind"], obj_name) not in kept]
 
 
 def _refuse_version_change(cluster: TenantCluster, live: Mapping[str, Any] | None) -> None:

@@ -219,7 +219,7 @@ def _statefulset(namespace: str, image: str, topology: Topology, index: int) -> 
     name = topology.workload(index)
     selected = {"app.kubernetes.io/name": NAME, SHARD_LABEL: str(index)}
     labels = {**_LABELS, SHARD_LABEL: str(index)}
-    env = [
+    env: list[dict[str, Any]] = [
         {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
         {"name": SHARD_ENV, "value": f"{index}/{topology.shards}"},
         {"name": PEERING_ENV, "value": peering_name(Shard(index, topology.shards))},
@@ -240,45 +240,7 @@ def _statefulset(namespace: str, image: str, topology: Topology, index: int) -> 
                 "spec": {
                     "serviceAccountName": NAME,
                     "securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
-                    "containers": [
-                        {
-                            "name": "operator",
-                            "image": image,
-                            "args": [
-                                "operator",
-                                "--liveness",
-                                "http://0.0.0.0:8080/healthz",
-                                "--metrics-port",
-                                str(METRICS_PORT),
-                                "--log-format",
-                                "json",
-                                *webhook_args(),
-                            ],
-                            "env": env,
-                            "ports": [
-                                {"name": "health", "containerPort": 8080},
-                                {"name": "metrics", "containerPort": METRICS_PORT},
-                                {"name": "webhook", "containerPort": PORT},
-                            ],
-                            "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 30},
-                            "resources": {
-                                "requests": {"cpu": "100m", "memory": "128Mi"},
-                                "limits": {"memory": "512Mi"},
-                            },
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True,
-                                "runAsUser": 65532,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                            # ssl loads a tenant's client certificate only from a file: a memory-backed
-                            # /tmp holds it for the moment of loading on the read-only root filesystem.
-                            "volumeMounts": [
-                                {"name": "tmp", "mountPath": "/tmp"},
-                                {"name": TLS_VOLUME, "mountPath": CERT_DIR, "readOnly": True},
-                            ],
-                        }
-                    ],
+                    "containers": [_operator_container(image, env)],
                     "volumes": [
                         {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "16Mi"}},
                         tls_volume(NAME),
@@ -286,6 +248,47 @@ def _statefulset(namespace: str, image: str, topology: Topology, index: int) -> 
                 },
             },
         },
+    }
+
+
+def _operator_container(image: str, env: list[dict[str, Any]]) -> dict[str, Any]:
+    """The operator's container: restricted (no root, no escalation, read-only root), probes and ports."""
+    return {
+        "name": "operator",
+        "image": image,
+        "args": [
+            "operator",
+            "--liveness",
+            "http://0.0.0.0:8080/healthz",
+            "--metrics-port",
+            str(METRICS_PORT),
+            "--log-format",
+            "json",
+            *webhook_args(),
+        ],
+        "env": env,
+        "ports": [
+            {"name": "health", "containerPort": 8080},
+            {"name": "metrics", "containerPort": METRICS_PORT},
+            {"name": "webhook", "containerPort": PORT},
+        ],
+        "livenessProbe": {"httpGet": {"path": "/healthz", "port": "health"}, "periodSeconds": 30},
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "128Mi"},
+            "limits": {"memory": "512Mi"},
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "runAsUser": 65532,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        # ssl loads a tenant's client certificate only from a file: a memory-backed
+        # /tmp holds it for the moment of loading on the read-only root filesystem.
+        "volumeMounts": [
+            {"name": "tmp", "mountPath": "/tmp"},
+            {"name": TLS_VOLUME, "mountPath": CERT_DIR, "readOnly": True},
+        ],
     }
 
 

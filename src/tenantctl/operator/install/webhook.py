@@ -89,36 +89,41 @@ def webhook_objects(name: str, namespace: str, labels: dict[str, str]) -> list[d
                 "ports": [{"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"}],
             },
         },
-        {
-            "apiVersion": "admissionregistration.k8s.io/v1",
-            "kind": "ValidatingWebhookConfiguration",
-            "metadata": {
-                "name": name,
-                "labels": dict(labels),
-                "annotations": {"cert-manager.io/inject-ca-from": f"{namespace}/{names['certificate']}"},
-            },
-            "webhooks": [
-                {
-                    "name": f"validate.{plural}.{CRD_GROUP}",
-                    "admissionReviewVersions": ["v1"],
-                    "sideEffects": "None",
-                    "failurePolicy": "Fail",
-                    "matchPolicy": "Equivalent",
-                    "timeoutSeconds": TIMEOUT_SECONDS,
-                    "clientConfig": {
-                        "service": {"name": service, "namespace": namespace, "path": f"/{handler}", "port": 443}
-                    },
-                    "rules": [
-                        {
-                            "apiGroups": [CRD_GROUP],
-                            "apiVersions": [CRD_VERSION],
-                            "operations": operations,
-                            "resources": [plural],
-                            "scope": "Namespaced",
-                        }
-                    ],
-                }
-                for plural, handler, operations in _WEBHOOKS
-            ],
-        },
+        _configuration(name, namespace, labels, names),
     ]
+
+
+def _configuration(name: str, namespace: str, labels: dict[str, str], names: dict[str, str]) -> dict[str, Any]:
+    """The ValidatingWebhookConfiguration: one webhook per kind, its CA injected by cert-manager."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {
+            "name": name,
+            "labels": dict(labels),
+            "annotations": {"cert-manager.io/inject-ca-from": f"{namespace}/{names['certificate']}"},
+        },
+        "webhooks": [
+            {
+                "name": f"validate.{plural}.{CRD_GROUP}",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "failurePolicy": "Fail",
+                "matchPolicy": "Equivalent",
+                "timeoutSeconds": TIMEOUT_SECONDS,
+                "clientConfig": {
+                    "service": {"name": names["service"], "namespace": namespace, "path": f"/{handler}", "port": 443}
+                },
+                "rules": [
+                    {
+                        "apiGroups": [CRD_GROUP],
+                        "apiVersions": [CRD_VERSION],
+                        "operations": operations,
+                        "resources": [plural],
+                        "scope": "Namespaced",
+                    }
+                ],
+            }
+            for plural, handler, operations in _WEBHOOKS
+        ],
+    }

@@ -262,9 +262,15 @@ def decide(
                   if live.pools[p].running != target or not live.pools[p].rolled_out)
         current = live_pools[at]
         held = {p: live.pools[p].running for p in live_pools[at + 1:] if live.pools[p].running != target}
-    state = live.pools[current]
-    since = _since(previous, Stage.POOL, current, target, now)
     remaining = tuple(p for p in live_pools if p in held)
+    return _pool_stage(target, current, live.pools[current], held, remaining, timeout,
+                       _since(previous, Stage.POOL, current, target, now), now)
+
+
+def _pool_stage(target: Versions, current: str, state: PoolState, held: dict[str, Versions],
+                remaining: tuple[str, ...], timeout: float, since: datetime.datetime, now: datetime.datetime
+                ) -> tuple[UpgradeDecision, datetime.datetime | None]:
+    """The pool stage: `current` rolls (or finishes its rollout, or stalls) while the pools after it wait."""
     if state.running != target:
         waiting = f"pool {current} to roll to {target.kubernetes} / Talos {target.talos} (just released)"
         return UpgradeDecision(target, Stage.POOL, current, waiting, held, None, remaining), since
