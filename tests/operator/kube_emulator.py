@@ -136,6 +136,8 @@ class Fault:
     """Drop the connection instead of answering (the client sees a reset, not a status)."""
     cluster_wide: bool = False
     """Only requests across every namespace (what a namespace-scoped RoleBinding forbids)."""
+    retry_after: str | None = None
+    """The `Retry-After` header the answer carries (API Priority and Fairness sends one with a 429)."""
 
     def matches(self, request: rendering.Request) -> bool:
         return (
@@ -409,9 +411,12 @@ class KubeEmulator(kmock.KubernetesEmulator):
             if fault.reset:
                 _abort(request)
                 return aiohttp.web.Response(status=500)
-            return await self._render_error(
+            answer = await self._render_error(
                 kmock.KubernetesError(status=fault.status, reason="Injected", message=fault.message)
             )
+            if fault.retry_after is not None:
+                answer.headers["Retry-After"] = fault.retry_after
+            return answer
         if (named := _namespace_object(request)) is not request:
             with contextlib.suppress(ValueError):
                 self._requests.remove(request)
@@ -605,14 +610,12 @@ class KubeEmulator(kmock.KubernetesEmulator):
                 else:
                     body = self._merged(current, applied)
                 if request.resource.plural == "talosconfigtemplates" and body.get("spec") != current.get("spec"):
+                    # As kube-apiserver passes on CABPT v0.6.12's denial (apierrors.NewBadRequest): no causes.
                     raise kmock.KubernetesError(
-                        status=422,
-                        reason="Invalid",
-                        message=(
-                            'admission webhook "vtalosconfigtemplate.cluster.x-k8s.io" denied the request: '
-                            f'TalosConfigTemplate.bootstrap.cluster.x-k8s.io "{request.name}" is invalid: '
-                            f"spec: Forbidden: {IMMUTABLE_TCT}"
-                        ),
+                        status=400,
+                        reason="BadRequest",
+                        message=f'admission webhook "vtalosconfigtemplate.cluster.x-k8s.io" denied the request: '
+                                f"{IMMUTABLE_TCT}",
                     )
                 if body == current:
                     return _json(current)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.phases import reconcile
-from tenantctl.operator.phases.conditions import ConditionType
+from tenantctl.operator.phases.conditions import ConditionType, Reason
 from tenantctl.operator.phases.outcome import Next
-from tenantctl.operator.phases.status import CONDITIONS, READY_FROM
+from tenantctl.operator.phases.scope import Scope
+from tenantctl.operator.phases.status import CONDITIONS, READY_FROM, result
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,3 +42,41 @@ def test_the_table_module_reads_at_once() -> None:
 
 def test_waits_after_each_way_a_pass_ends() -> None:
     assert [Next.RESYNC.waits_after(4), Next.POLL.waits_after(4), Next.BACKOFF.waits_after(4)] == [0, 1, 5]
+
+
+class _Told:
+    def __init__(self) -> None:
+        self.told: list[tuple[str, str]] = []
+
+    def info(self, reason: str, message: str) -> None:
+        self.told.append((reason, message))
+
+    def warn(self, reason: str, message: str) -> None:
+        self.told.append((reason, message))
+
+
+def _scope(**fields: object) -> Scope:
+    body = {"metadata": {"name": "acme", "namespace": "t", "generation": 4},
+            "status": {"observedGeneration": 3, "phase": "Ready"}}
+    pool = {"metadata": {"name": "workers", "namespace": "t", "generation": 7},
+            "status": {"observedGeneration": 6}}
+    scope = Scope(api=None, settings=OperatorSettings(), recorder=_Told(), body=body,  # type: ignore[arg-type]
+                  pool_bodies=[pool])
+    for key, value in fields.items():
+        setattr(scope, key, value)
+    return scope
+
+
+def test_a_failed_pass_keeps_the_observed_generation_of_the_last_that_finished() -> None:
+    """As Cluster API: a pass whose API calls failed has not brought the status to this generation."""
+    failed = result(_scope(apply_error=(Reason.API_ERROR, "500 boom")))
+    assert failed.status["observedGeneration"] == 3 and failed.next is Next.BACKOFF
+    assert failed.pool_status["workers"]["observedGeneration"] == 6
+    first = result(_scope(apply_error=(Reason.API_ERROR, "500 boom"), body={"metadata": {"generation": 1}}))
+    assert "observedGeneration" not in first.status
+
+
+def test_a_refusal_is_a_verdict_on_this_generation() -> None:
+    refused = result(_scope(refusal="spec.version: bad"))
+    assert refused.status["observedGeneration"] == 4
+    assert refused.pool_status["workers"]["observedGeneration"] == 7

@@ -15,6 +15,15 @@ class RetryPolicy:
 
     timeout: float = 10.0
     backoffs: tuple[float, ...] = (0.2, 0.5, 1.0, 2.0)
+    longest_retry_after: float = 10.0
+    """The most a server's `Retry-After` (API Priority and Fairness answers 429 with one) may hold a retry:
+    honoured up to here, so a wrong or hostile header cannot stall a pass."""
+
+    def pause(self, backoff: float, retry_after: float | None) -> float:
+        """The pause before a retry: the backoff, or longer when the server asked for it (bounded)."""
+        if retry_after is None:
+            return backoff
+        return max(backoff, min(retry_after, self.longest_retry_after))
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ of CPU per request against 0.4 ms for aiohttp, and a thousand tenants make tens 
 requests at creation.
 
 Every call is bounded by a timeout; reads, server-side applies, merge patches and deletes are
-idempotent, so 409/429/5xx answers and timeouts are retried with backoff before the caller sees a
-`TransientAPIError` (which the handlers turn into a kopf retry).
+idempotent, so 409/429/5xx answers and timeouts are retried with backoff (or the server's `Retry-After`,
+bounded), each retry logged with its attempt, before the caller sees a `TransientAPIError`: the pass
+that made the call then ends `Applied=False` and its daemon backs off (`phases.outcome.Next.BACKOFF`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import asyncio
 import base64
 import functools
 import json
+import logging
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +61,7 @@ __all__ = [
     "selector",
 ]
 
+_LOG = logging.getLogger(__name__)
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 _RETRIED_STATUSES = frozenset({409, 429, 500, 502, 503, 504})
 _APPLY_CONTENT_TYPE = "application/apply-patch+yaml"
@@ -95,6 +98,9 @@ class ImmutableFieldError(APIError):
 
 class TransientAPIError(APIError):
     """Conflicts, server errors or timeouts that outlived the retries: try again later."""
+
+    retry_after: float | None = None
+    """The server's `Retry-After`, in seconds, when it sent one."""
 
 
 class UnreachableError(TransientAPIError):
@@ -242,7 +248,7 @@ class Resource:
     namespaced: bool
 
     def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
-        base = f"/api/{self.api_version}" if "/" not in self.api_version else f"/apis/{self.api_version}"
+        base = group_path(self.api_version)
         if self.namespaced and namespace is not None:
             base += f"/namespaces/{namespace}"
         base += f"/{self.plural}"
@@ -251,6 +257,19 @@ class Resource:
         if subresource is not None:
             base += f"/{subresource}"
         return base
+
+
+def group_path(api_version: str) -> str:
+    """Where a group version is served: the core group (`v1`) under `/api`, every named group under `/apis`."""
+    return f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+
+
+def _typed(items: Objs, res: Resource) -> Objs:
+    """A list's items with their `apiVersion` and `kind`, which the server leaves to the list itself."""
+    for item in items:
+        item.setdefault("apiVersion", res.api_version)
+        item.setdefault("kind", res.kind)
+    return items
 
 
 def selector(labels: Mapping[str, str]) -> str:
@@ -344,9 +363,8 @@ class KubeClient:
         return None if served is None else served.get(kind)
 
     async def _discover(self, api_version: str) -> dict[str, Resource] | None:
-        path = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
         try:
-            doc = await self._request("GET", path)
+            doc = await self._request("GET", group_path(api_version))
         except NotFoundError:
             return None
         return {
@@ -424,10 +442,7 @@ class KubeClient:
         params = {"limit": str(limit), **selected}
         while True:
             doc = await self._request("GET", res.path(), params=params)
-            items: Objs = doc.get("items") or []
-            for item in items:
-                item.setdefault("apiVersion", res.api_version)
-                item.setdefault("kind", res.kind)
+            items = _typed(doc.get("items") or [], res)
             meta = doc.get("metadata") or {}
             yield items, str(meta.get("resourceVersion") or "")
             if not meta.get("continue"):
@@ -436,10 +451,7 @@ class KubeClient:
 
     async def _list(self, res: Resource, namespace: str | None, params: Mapping[str, str]) -> tuple[Objs, str]:
         doc = await self._request("GET", res.path(namespace), params=params)
-        items: Objs = doc.get("items") or []
-        for item in items:
-            item.setdefault("apiVersion", res.api_version)
-            item.setdefault("kind", res.kind)
+        items = _typed(doc.get("items") or [], res)
         return items, str((doc.get("metadata") or {}).get("resourceVersion") or "")
 
     async def watch(
@@ -574,7 +586,7 @@ class KubeClient:
         timeout: float | None = None,
         retry_409: bool = True,
     ) -> bytes:
-        """The answer's body as the server sent it, after retries with backoff."""
+        """The answer's body as the server sent it, after retries with backoff (or the server's Retry-After)."""
         delays: Sequence[float] = self.retry.backoffs if attempts is None else self.retry.backoffs[: attempts - 1]
         for attempt in range(len(delays) + 1):
             try:
@@ -582,7 +594,11 @@ class KubeClient:
             except TransientAPIError as exc:
                 if attempt >= len(delays) or (exc.status == 409 and not retry_409):
                     raise
-                await asyncio.sleep(delays[attempt])
+                pause = self.retry.pause(delays[attempt], exc.retry_after)
+                # The status and reason only: a message may quote what was sent.
+                _LOG.info("%s %s answered %s %s; attempt %d of %d in %.1fs", method, path, exc.status or "nothing",
+                          exc.reason, attempt + 2, len(delays) + 1, pause)
+                await asyncio.sleep(pause)
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def _observed(
@@ -623,7 +639,7 @@ class KubeClient:
             raise UnreachableError(self.connection.server, f"{method} {path}: {type(exc).__name__} {exc}") from exc
         if resp.status < 400:
             return text
-        raise _error_from(resp.status, text.decode(errors="replace"))
+        raise _error_from(resp.status, text.decode(errors="replace"), resp.headers.get("Retry-After"))
 
     async def _send(
         self,
@@ -679,17 +695,50 @@ async def _lines(stream: aiohttp.StreamReader) -> AsyncIterator[bytes]:
         yield line
 
 
-def _error_from(status: int, text: str) -> APIError:
+IMMUTABLE_CAUSE = "field is immutable"
+"""apimachinery's message for a field an update may not change (`validation.FieldImmutableErrorMsg`), as a
+cause of a 422 Invalid: the built-in types' validation and the webhooks built on `field.Invalid`."""
+IMMUTABLE_REFUSALS = (
+    # CABPT v0.6.12 (api/v1alpha3/talosconfigtemplate_webhook.go): apierrors.NewBadRequest, no causes.
+    "TalosConfigTemplate.Spec is immutable",
+    "TalosConfig.Spec is immutable",
+)
+"""Webhooks that refuse an immutable spec as a bare 400 with no causes, by their exact words."""
+
+
+def _error_from(status: int, text: str, retry_after: str | None = None) -> APIError:
     try:
         doc = json.loads(text)
     except ValueError:
         doc = {}
-    reason = str(doc.get("reason") or "") if isinstance(doc, dict) else ""
-    message = str(doc.get("message") or text) if isinstance(doc, dict) else text
+    if not isinstance(doc, dict):
+        doc = {}
+    reason = str(doc.get("reason") or "")
+    message = str(doc.get("message") or text)
     if status == 404:
         return NotFoundError(status, reason or "NotFound", message)
-    if status in (400, 422) and "immutable" in message.lower():
+    if _immutable(status, doc, message):
         return ImmutableFieldError(status, reason or "Invalid", message)
     if status in _RETRIED_STATUSES:
-        return TransientAPIError(status, reason or "Transient", message)
+        error = TransientAPIError(status, reason or "Transient", message)
+        error.retry_after = _seconds(retry_after)
+        return error
     return APIError(status, reason or "Error", message)
+
+
+def _immutable(status: int, doc: Mapping[str, Any], message: str) -> bool:
+    """An update refused because it changes what may not change: a 422 whose structured causes say so, or
+    a 400 in the words of a webhook known to refuse that way (an admission denial carries no causes)."""
+    if status == 422:
+        details = doc.get("details")
+        causes = details.get("causes") if isinstance(details, dict) else None
+        said = [str(c.get("message") or "") for c in causes if isinstance(c, dict)] if isinstance(causes, list) else []
+        return any(m.endswith(IMMUTABLE_CAUSE) for m in said)
+    return status == 400 and message.endswith(IMMUTABLE_REFUSALS)
+
+
+def _seconds(header: str | None) -> float | None:
+    """A `Retry-After` of delay-seconds (what kube-apiserver sends); a date or anything else is ignored."""
+    if header is None or not header.strip().isdigit():
+        return None
+    return float(header.strip())

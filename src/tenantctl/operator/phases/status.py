@@ -146,6 +146,7 @@ def result(scope: Scope) -> PassResult:
         next_pass = Next.RESYNC
     elif scope.apply_error is not None:
         reason, message = scope.apply_error
+        _keep_observed_generation(status, scope.current_status)
         status["phase"] = Phase.PROVISIONING if scope.current_status.get("phase") else Phase.PENDING
         conditions = [condition(ConditionType.READY, False, reason, message, gen),
                       condition(ConditionType.APPLIED, False, reason, message, gen)]
@@ -154,6 +155,14 @@ def result(scope: Scope) -> PassResult:
         conditions, next_pass = _finished(scope, status, gen)
     status["conditions"] = merge_conditions(scope.current_status.get("conditions") or [], conditions)
     return PassResult(status=status, pool_status=_pool_status(scope, status), next=next_pass)
+
+
+def _keep_observed_generation(status: Obj, current: Mapping[str, Any]) -> None:
+    """A pass that failed has not brought the status to this generation: `observedGeneration` stays what the
+    last pass that finished wrote (Cluster API writes it only on success); a refusal is a finished verdict."""
+    status.pop("observedGeneration", None)
+    if current.get("observedGeneration") is not None:
+        status["observedGeneration"] = current["observedGeneration"]
 
 
 def _finished(scope: Scope, status: Obj, gen: int | None) -> tuple[list[Obj], Next]:
@@ -237,8 +246,11 @@ def _pool_status(scope: Scope, cluster_status: Mapping[str, Any]) -> dict[str, O
             int(gen) if gen is not None else None,
         )
         current = body.get("status") or {}
+        pool: Obj = {"observedGeneration": gen}
+        if scope.apply_error is not None:
+            _keep_observed_generation(pool, current)
         out[meta["name"]] = {
-            "observedGeneration": gen,
+            **pool,
             "phase": cluster_status.get("phase"),
             "conditions": merge_conditions(current.get("conditions") or [], [cond]),
         }
