@@ -299,6 +299,8 @@ class KubeEmulator(kmock.KubernetesEmulator):
     """LIST requests by (resource, the `limit` they asked for; None: the whole list in one answer)."""
     busy: float = attrs.field(default=0.0, init=False)
     """Seconds spent answering requests: the emulator's share of a benchmark's time."""
+    username: str = "system:serviceaccount:tenantctl-system:tenantctl-operator"
+    """Who a SelfSubjectReview says the client is (the operator binds its tenant role to that)."""
     accepted_tokens: frozenset[str] | None = None
     """Bearer tokens the server accepts (others get 401, as an expired or revoked token does); None: any."""
     bearers: list[str | None] = attrs.field(factory=list, init=False)
@@ -403,6 +405,9 @@ class KubeEmulator(kmock.KubernetesEmulator):
             return await self._render_error(
                 kmock.KubernetesError(status=401, reason="Unauthorized", message="Unauthorized")
             )
+        if request.url.path.rstrip("/") == "/apis/authentication.k8s.io/v1/selfsubjectreviews":
+            return _json({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview",
+                          "status": {"userInfo": {"username": self.username}}})
         fault = next((f for f in self.faults if f.matches(request)), None)
         if fault is not None:
             fault.times -= 1

@@ -18,8 +18,10 @@ import yaml
 from kube_emulator import KubeEmulator, declare
 
 from tenantctl import MANAGED_BY
+from tenantctl.operator.config.identity import OPERATOR, Subject
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import Connection, RetryPolicy
+from tenantctl.operator.phases.rights import rights_binding
 from tenantctl.operator.runtime.handlers import OperatorContext, build_registry
 from tenantctl.render import Names, render_cluster
 from tenantctl.spec import parse_tenant_documents
@@ -81,11 +83,21 @@ def kubeconfig_for(url: str) -> str:
     )
 
 
-def seed_documents(mgmt: KubeEmulator, docs: list[dict[str, Any]]) -> None:
-    """Store the TenantCluster and NodePool documents as the API would hold them."""
+def seed_documents(mgmt: KubeEmulator, docs: list[dict[str, Any]], *, opened: bool = True) -> None:
+    """Store the TenantCluster and NodePool documents as the API would hold them; `opened`: with the namespace
+    opened to the operator, as `tenantctl install -f` leaves it (its tenant role bound there)."""
     for doc in docs:
         plural = "tenantclusters" if doc["kind"] == "TenantCluster" else "nodepools"
         mgmt.put(f"tenantctl.io/v1alpha1/{plural}", copy.deepcopy(doc))
+        if opened:
+            open_namespace(mgmt, doc["metadata"]["namespace"])
+
+
+def open_namespace(mgmt: KubeEmulator, namespace: str) -> None:
+    """The RoleBinding `install` renders to open `namespace` to the operator the emulator says it is."""
+    binding = rights_binding(namespace, Subject.of_username(mgmt.username))
+    if mgmt.get("rbac.authorization.k8s.io/v1/rolebindings", namespace, OPERATOR) is None:
+        mgmt.put("rbac.authorization.k8s.io/v1/rolebindings", binding)
 
 
 def capmox_credentials(docs: list[dict[str, Any]], **overrides: str | None) -> dict[str, Any]:

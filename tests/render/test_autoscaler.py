@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from tenant_support import clone, doc
 from tenantctl.cli import app
 from tenantctl.render import render_tenant
+from tenantctl.render.addon_roles import ADDON_ROLES
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.spec import parse_tenant_documents
 
@@ -65,25 +66,22 @@ def test_the_example_autoscaler_is_pinned(kubevirt_docs: Docs, assert_valid: Val
     assert "@sha256:" in main["image"]
     assert deployment["spec"]["replicas"] == 1
 
-    role = find(objects, "Role", "demo-cluster-autoscaler")
-    assert role["metadata"]["namespace"] == "tenant-demo"
-    assert role["rules"] == [
-        {"apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments", "machinesets", "machinepools"],
-         "verbs": ["get", "list", "watch"]},
-        {"apiGroups": ["cluster.x-k8s.io"], "resources": ["machinedeployments/scale"], "verbs": ["get", "update"]},
-        {"apiGroups": ["cluster.x-k8s.io"], "resources": ["machines"], "verbs": ["get", "list", "watch", "update"]},
-        {"apiGroups": ["infrastructure.cluster.x-k8s.io"], "resources": ["kubevirtmachinetemplates"],
-         "verbs": ["get", "list", "watch"]},
-    ]
-    binding = find(objects, "RoleBinding", "demo-cluster-autoscaler")
+    # The rules are a ClusterRole `install` renders once, bound in the tenant's namespace only.
+    assert ADDON_ROLES["tenantctl-autoscaler-kubevirt"] == (
+        ("cluster.x-k8s.io", ("machinedeployments", "machinesets", "machinepools"), ("get", "list", "watch")),
+        ("cluster.x-k8s.io", ("machinedeployments/scale",), ("get", "update")),
+        ("cluster.x-k8s.io", ("machines",), ("get", "list", "watch", "update")),
+        ("infrastructure.cluster.x-k8s.io", ("kubevirtmachinetemplates",), ("get", "list", "watch")),
+    )
+    binding = find(objects, "RoleBinding", "demo-cluster-autoscaler-access")
+    assert binding["metadata"]["namespace"] == "tenant-demo"
     assert binding["roleRef"] == {
-        "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role["metadata"]["name"]
-    }
+        "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "tenantctl-autoscaler-kubevirt"}
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": "demo-cluster-autoscaler", "namespace": "tenant-demo"}
     ]
     assert find(objects, "ServiceAccount", "demo-cluster-autoscaler")
-    assert not [o for o in objects if o["kind"] == "ClusterRole" and "autoscaler" in o["metadata"]["name"]]
+    assert not [o for o in objects if o["kind"] in ("Role", "ClusterRole") and "autoscaler" in o["metadata"]["name"]]
 
     md = find(objects, "MachineDeployment", "demo-md0")
     assert "replicas" not in md["spec"]
@@ -164,8 +162,9 @@ def test_proxmox_capacity_comes_from_num_cores_and_memory_mib(proxmox_docs: Docs
     # cpu: 2000m - 150m; memory: 7632Mi - 762Mi - 534.24Mi = 6335.76Mi
     got = annotations(objects, "acme-md0")
     assert (got[CPU], got[MEMORY]) == ("1850m", "6335Mi")
-    role = find(objects, "Role", "acme-cluster-autoscaler")
-    assert role["rules"][-1]["resources"] == ["proxmoxmachinetemplates"]
+    binding = find(objects, "RoleBinding", "acme-cluster-autoscaler-access")
+    assert binding["roleRef"]["name"] == "tenantctl-autoscaler-proxmox"
+    assert ADDON_ROLES["tenantctl-autoscaler-proxmox"][-1][1] == ("proxmoxmachinetemplates",)
 
 
 @pytest.mark.parametrize(

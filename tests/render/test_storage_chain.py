@@ -221,8 +221,9 @@ def test_kubevirt_renders_kccm_and_kubevirt_csi_and_no_proxmox_controllers(kubev
     # The example's autoscaled pool adds the cluster-autoscaler (tests/render/test_autoscaler.py).
     assert names(objects, "Deployment") == ["demo-kccm", "demo-kcsi-controller", "demo-cluster-autoscaler"]
     assert names(objects, "ConfigMap") == ["demo-cloud-config"]
-    assert names(objects, "Role") == ["demo-kccm", "demo-kcsi", "demo-cluster-autoscaler"]
-    assert names(objects, "ClusterRole") == ["tenant-demo-demo-kcsi"]
+    assert names(objects, "Role") == [] and names(objects, "ClusterRole") == []
+    assert names(objects, "RoleBinding") == ["demo-kccm-access", "demo-kcsi-access", "demo-cluster-autoscaler-access"]
+    assert names(objects, "ClusterRoleBinding") == ["tenant-demo-demo-kcsi-access"]
     csi = named(objects, "Deployment", "demo-kcsi-controller")
     driver = args(csi, "csi-driver")
     assert "--run-node-service=false" in driver

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from tenant_support import clone, doc, load_example
 from tenantctl.problems import InvalidInput
 from tenantctl.render import render_tenant, render_tenant_bootstrap
+from tenantctl.render.addon_roles import ADDON_ROLES, KCSI_ROLE
 from tenantctl.render.chart_sources import DEFAULT_CHART_SOURCES
 from tenantctl.render.image_settings import ImagesSpec
 from tenantctl.render.meta import DEFAULT_CLASS_ANNOTATION, GPU_NODE_LABEL, INGRESS_NODE_LABEL
@@ -113,9 +114,9 @@ def test_kubevirt_csi_controller_runs_the_snapshotter_with_infra_rbac() -> None:
     containers = deployment["spec"]["template"]["spec"]["containers"]
     snapshotter = next(c for c in containers if c["name"] == "csi-snapshotter")
     assert snapshotter["image"] == str(ImagesSpec().ref("csi-snapshotter"))
-    role = named(objects, "Role", "demo-kcsi")
-    assert {"apiGroups": ["snapshot.storage.k8s.io"], "resources": ["volumesnapshots"],
-            "verbs": ["get", "create", "delete"]} in role["rules"]
+    binding = named(objects, "RoleBinding", "demo-kcsi-access")
+    assert binding["roleRef"]["name"] == KCSI_ROLE
+    assert ("snapshot.storage.k8s.io", ("volumesnapshots",), ("get", "create", "delete")) in ADDON_ROLES[KCSI_ROLE]
 
 
 # --- KubeVirt storage inside the tenant ------------------------------------------------------------

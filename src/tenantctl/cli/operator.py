@@ -162,6 +162,14 @@ def install(
             help="Tenant documents: adds the Roles scoping TalosConfigTemplate delete to their names.",
         ),
     ] = None,
+    tenant_namespace: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tenant-namespace", metavar="NS",
+            help="Open a namespace to tenants: the operator may write there (its tenant role bound). The namespaces "
+            "of -f's tenants are opened too, and with --apply every namespace that holds a TenantCluster.",
+        ),
+    ] = None,
     replicas: Annotated[
         str, typer.Option(metavar="N", help="Pods per shard: kopf peering keeps one active, the others stand by.")
     ] = "1",
@@ -205,6 +213,7 @@ def install(
     from tenantctl.operator.runtime.flags import install_plan
     from tenantctl.problems import InvalidInput, Problems
     from tenantctl.spec import parse_tenant_documents
+    from tenantctl.spec.names import is_dns_label
 
     problems = Problems()
     try:
@@ -229,9 +238,13 @@ def install(
             tenants = [(c, parsed.pools_of(c)) for c in parsed.clusters]
     except InvalidInput as exc:
         problems.extend(exc.problems)
+    for given in tenant_namespace or []:
+        if not is_dns_label(given):
+            problems.error(f"--tenant-namespace {given!r}",
+                           "not a namespace name (a DNS label: a-z, 0-9 and '-', at most 63 characters)")
     problems.raise_if_errors()
     topology = Topology(shards=plan.shards, replicas=plan.replicas)
-    objects = install_objects(plan.namespace, plan.image, tenants, topology, service_monitor)
+    objects = install_objects(plan.namespace, plan.image, tenants, topology, service_monitor, tenant_namespace or ())
     if connection is None:
         typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
         typer.echo(

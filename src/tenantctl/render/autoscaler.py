@@ -9,15 +9,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tenantctl.render.addon_roles import AUTOSCALER_ROLES, bind_cluster_role
 from tenantctl.render.controllers import (
     KUBECONFIG_MOUNT,
     KUBECONFIG_PATH,
     KUBECONFIG_VOLUME,
-    Rule,
     container,
     controller_deployment,
     kubeconfig_volume,
-    namespaced_role,
     service_account,
 )
 from tenantctl.render.image_settings import ImagesSpec
@@ -26,7 +25,7 @@ from tenantctl.render.plain import plain_copy
 from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.placement import node_groups
 
-__all__ = ["AUTOSCALER_RESOURCES", "autoscaler_args", "autoscaler_rules", "render_autoscaler"]
+__all__ = ["AUTOSCALER_RESOURCES", "autoscaler_args", "render_autoscaler"]
 
 _READ = ("get", "list", "watch")
 # Cozystack's figures (templates/cluster-autoscaler/deployment.yaml): its informers hold every Machine,
@@ -55,20 +54,6 @@ def autoscaler_args(names: Names, balance: bool = False) -> list[str]:
     ]
 
 
-def autoscaler_rules(machine_templates: str) -> list[Rule]:
-    """What the clusterapi provider of cluster-autoscaler 1.32.0 calls (`clusterapi_controller.go`,
-    `clusterapi_unstructured.go`): informers on machinedeployments, machinesets, machines and, when
-    served, machinepools (a forbidden list stalls its cache sync for ever); scale through the `scale`
-    subresource; an update of a Machine to mark it for deletion; the infrastructure template read for
-    its capacity. Nothing else is written."""
-    return [
-        ("cluster.x-k8s.io", ("machinedeployments", "machinesets", "machinepools"), _READ),
-        ("cluster.x-k8s.io", ("machinedeployments/scale",), ("get", "update")),
-        ("cluster.x-k8s.io", ("machines",), (*_READ, "update")),
-        ("infrastructure.cluster.x-k8s.io", (machine_templates,), _READ),
-    ]
-
-
 def render_autoscaler(
     cluster: TenantCluster, pools: Sequence[NodePool], machine_templates: str, images: ImagesSpec
 ) -> list[dict[str, Any]]:
@@ -88,6 +73,6 @@ def render_autoscaler(
     )
     return [
         service_account(names, name),
-        *namespaced_role(names, name, name, autoscaler_rules(machine_templates)),
+        bind_cluster_role(names, name, name, AUTOSCALER_ROLES[machine_templates]),
         controller_deployment(names, name, name, [main], [kubeconfig_volume(names)], infra_access=True),
     ]

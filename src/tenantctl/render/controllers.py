@@ -16,15 +16,12 @@ __all__ = [
     "KUBECONFIG_PATH",
     "KUBECONFIG_VOLUME",
     "Rule",
-    "cluster_role",
     "container",
     "controller_deployment",
     "kubeconfig_volume",
-    "namespaced_role",
     "service_account",
 ]
 
-_RBAC_API = "rbac.authorization.k8s.io/v1"
 KUBECONFIG_VOLUME = "kubeconfig"
 KUBECONFIG_MOUNT = "/etc/kubernetes/kubeconfig"
 KUBECONFIG_PATH = f"{KUBECONFIG_MOUNT}/{KUBECONFIG_KEY}"
@@ -140,46 +137,4 @@ def service_account(names: Names, name: str) -> dict[str, Any]:
     }
 
 
-def _rules(rules: Sequence[Rule]) -> list[dict[str, Any]]:
-    return [
-        {"apiGroups": [group], "resources": list(resources), "verbs": list(verbs)}
-        for group, resources, verbs in rules
-    ]
 
-
-def namespaced_role(names: Names, name: str, service_account_name: str, rules: Sequence[Rule]) -> list[dict[str, Any]]:
-    """A Role and its RoleBinding to the controller's ServiceAccount, both named `name`."""
-    return [
-        {
-            "apiVersion": _RBAC_API,
-            "kind": "Role",
-            "metadata": object_meta(name, names.namespace, names.cluster),
-            "rules": _rules(rules),
-        },
-        {
-            "apiVersion": _RBAC_API,
-            "kind": "RoleBinding",
-            "metadata": object_meta(name, names.namespace, names.cluster),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-            "subjects": [{"kind": "ServiceAccount", "name": service_account_name, "namespace": names.namespace}],
-        },
-    ]
-
-
-def cluster_role(names: Names, name: str, service_account_name: str, rules: Sequence[Rule]) -> list[dict[str, Any]]:
-    """A ClusterRole and its binding; `name` must carry the namespace (see `Names`)."""
-    return [
-        {
-            "apiVersion": _RBAC_API,
-            "kind": "ClusterRole",
-            "metadata": object_meta(name, None, names.cluster, owner_namespace=names.namespace),
-            "rules": _rules(rules),
-        },
-        {
-            "apiVersion": _RBAC_API,
-            "kind": "ClusterRoleBinding",
-            "metadata": object_meta(name, None, names.cluster, owner_namespace=names.namespace),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-            "subjects": [{"kind": "ServiceAccount", "name": service_account_name, "namespace": names.namespace}],
-        },
-    ]

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from tenantctl.render.addon_roles import KCCM_ROLE, bind_cluster_role
 from tenantctl.render.controllers import (
     KUBECONFIG_MOUNT,
     KUBECONFIG_PATH,
-    Rule,
     container,
     controller_deployment,
     kubeconfig_volume,
-    namespaced_role,
     service_account,
 )
 from tenantctl.render.image_settings import ImagesSpec
@@ -20,18 +19,10 @@ from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names, object_meta
 from tenantctl.render.yaml_text import to_yaml
 from tenantctl.spec import TenantCluster
 
-__all__ = ["KCCM_RULES", "kccm_cloud_config", "render_kubevirt_ccm"]
+__all__ = ["kccm_cloud_config", "render_kubevirt_ccm"]
 
 _CLOUD_CONFIG_KEY = "cloud-config"
 _CLOUD_CONFIG_DIR = "/etc/cloud"
-# VMs and VMIs to map Nodes to; Services and EndpointSlices for the tenant's LoadBalancer Services.
-KCCM_RULES: tuple[Rule, ...] = (
-    ("kubevirt.io", ("virtualmachines",), ("get", "list", "watch")),
-    ("kubevirt.io", ("virtualmachineinstances",), ("get", "list", "watch", "update")),
-    ("", ("pods",), ("get", "list", "watch")),
-    ("", ("services",), ("get", "list", "watch", "create", "update", "patch", "delete")),
-    ("discovery.k8s.io", ("endpointslices",), ("get", "list", "watch", "create", "update", "patch", "delete")),
-)
 
 
 def kccm_cloud_config(cluster: TenantCluster) -> str:
@@ -82,6 +73,6 @@ def render_kubevirt_ccm(cluster: TenantCluster, images: ImagesSpec) -> list[dict
     return [
         config_map,
         service_account(names, names.kccm),
-        *namespaced_role(names, names.kccm, names.kccm, KCCM_RULES),
+        bind_cluster_role(names, names.kccm, names.kccm, KCCM_ROLE),
         deployment,
     ]

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from tenantctl.render.addon_roles import KCSI_ROLE, KCSI_VOLUMES_ROLE, bind_cluster_role, bind_cluster_role_cluster_wide
 from tenantctl.render.controllers import (
     KUBECONFIG_MOUNT,
     KUBECONFIG_PATH,
-    Rule,
-    cluster_role,
     container,
     controller_deployment,
     kubeconfig_volume,
-    namespaced_role,
     service_account,
 )
 from tenantctl.render.image_settings import ImagesSpec
@@ -24,8 +22,6 @@ from tenantctl.render.meta import CAPI_CLUSTER_LABEL, Names
 from tenantctl.spec import TenantCluster
 
 __all__ = [
-    "KCSI_CLUSTER_RULES",
-    "KCSI_RULES",
     "render_kubevirt_controllers",
     "render_kubevirt_csi_controller",
 ]
@@ -34,20 +30,12 @@ _SOCKET_VOLUME = "socket-dir"
 _SOCKET_DIR = "/var/lib/csi/sockets/pluginproxy"
 _SOCKET = f"{_SOCKET_DIR}/csi.sock"
 _HEALTH_PORT = 10301
-KCSI_RULES: tuple[Rule, ...] = (
-    ("cdi.kubevirt.io", ("datavolumes",), ("get", "create", "delete")),
-    ("kubevirt.io", ("virtualmachineinstances", "virtualmachines"), ("get", "list")),
-    ("subresources.kubevirt.io", ("virtualmachines/addvolume", "virtualmachines/removevolume"), ("update",)),
-    ("", ("persistentvolumeclaims",), ("get", "patch")),
-    ("snapshot.storage.k8s.io", ("volumesnapshots",), ("get", "create", "delete")),
-)
 _SIDECARS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("csi-provisioner", ("--default-fstype=ext4",)),
     ("csi-attacher", ()),
     ("csi-resizer", ()),
     ("csi-snapshotter", ()),
 )
-KCSI_CLUSTER_RULES: tuple[Rule, ...] = (("", ("persistentvolumes",), ("get",)),)
 
 
 def render_kubevirt_csi_controller(cluster: TenantCluster, images: ImagesSpec) -> list[dict[str, Any]]:
@@ -89,8 +77,8 @@ def render_kubevirt_csi_controller(cluster: TenantCluster, images: ImagesSpec) -
     ]
     return [
         service_account(names, names.kubevirt_csi),
-        *namespaced_role(names, names.kubevirt_csi, names.kubevirt_csi, KCSI_RULES),
-        *cluster_role(names, names.kubevirt_csi_cluster_role, names.kubevirt_csi, KCSI_CLUSTER_RULES),
+        bind_cluster_role(names, names.kubevirt_csi, names.kubevirt_csi, KCSI_ROLE),
+        bind_cluster_role_cluster_wide(names, names.kubevirt_csi_cluster_role, names.kubevirt_csi, KCSI_VOLUMES_ROLE),
         controller_deployment(
             names,
             names.kubevirt_csi_controller,

@@ -32,10 +32,10 @@ def test_install_output_validates_against_core_schemas() -> None:
 
 def test_talos_config_template_delete_is_scoped_to_each_tenants_own_names() -> None:
     objects = printed("-f", str(EXAMPLES / "kubevirt.yaml"))
-    cluster_role = next(o for o in objects if o["kind"] == "ClusterRole")
-    for rule in cluster_role["rules"]:
-        if "talosconfigtemplates" in rule["resources"]:
-            assert "delete" not in rule["verbs"]
+    for cluster_role in _operator_roles(objects):
+        for rule in cluster_role["rules"]:
+            if "talosconfigtemplates" in rule["resources"]:
+                assert "delete" not in rule["verbs"]
     role = next(o for o in objects if o["kind"] == "Role")
     assert role["metadata"]["namespace"] == "tenant-demo"
     assert role["rules"] == [{
@@ -49,11 +49,32 @@ def test_talos_config_template_delete_is_scoped_to_each_tenants_own_names() -> N
     assert binding["subjects"] == [account]
 
 
-def test_the_cluster_role_grants_no_wildcards_and_no_escalation() -> None:
-    cluster_role = next(o for o in install_objects() if o["kind"] == "ClusterRole")
-    for rule in cluster_role["rules"]:
-        assert "*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"]
-        assert not {"escalate", "bind", "impersonate"} & set(rule["verbs"])
+def _operator_roles(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    roles = [o for o in objects if o["kind"] == "ClusterRole"
+             and o["metadata"]["name"] in ("tenantctl-operator", "tenantctl-operator-tenant")]
+    assert len(roles) == 2
+    return roles
+
+
+def test_the_cluster_roles_grant_no_wildcards_and_no_escalation() -> None:
+    """`bind` only of roles named one by one; never `escalate` or `impersonate`, never a wildcard."""
+    for cluster_role in _operator_roles(install_objects()):
+        for rule in cluster_role["rules"]:
+            assert "*" not in rule["verbs"] and "*" not in rule["resources"] and "*" not in rule["apiGroups"]
+            assert not {"escalate", "impersonate"} & set(rule["verbs"])
+            if "bind" in rule["verbs"]:
+                assert rule["verbs"] == ["bind"] and rule["resources"] == ["clusterroles"] and rule["resourceNames"]
+
+
+def test_no_secret_workload_or_rbac_write_is_held_cluster_wide() -> None:
+    (cluster_wide, _) = _operator_roles(install_objects())
+    assert cluster_wide["metadata"]["name"] == "tenantctl-operator"
+    writes = {(g, r) for rule in cluster_wide["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+              if set(rule["verbs"]) - {"get", "list", "watch", "bind"}}
+    forbidden = {("", "secrets"), ("", "serviceaccounts"), ("apps", "deployments"), ("batch", "jobs"),
+                 ("batch", "cronjobs"), ("rbac.authorization.k8s.io", "roles"),
+                 ("rbac.authorization.k8s.io", "clusterroles")}
+    assert not writes & forbidden, sorted(writes & forbidden)
 
 
 def test_the_statefulset_runs_the_operator_command_as_its_service_account() -> None:
@@ -117,10 +138,12 @@ def test_the_webhook_is_served_by_the_operator_with_cert_managers_certificate() 
 
 
 def test_tenant_control_planes_are_only_read_watched_and_patched() -> None:
-    cluster_role = next(o for o in install_objects() if o["kind"] == "ClusterRole")
+    cluster_role, tenant_role = _operator_roles(install_objects())
     rules = [r for r in cluster_role["rules"] if "tenantcontrolplanes" in r["resources"]]
     assert rules == [{"apiGroups": ["kamaji.clastix.io"], "resources": ["tenantcontrolplanes"],
-                      "verbs": ["get", "list", "patch", "watch"]}]
+                      "verbs": ["get", "list", "watch"]}]
+    rules = [r for r in tenant_role["rules"] if "tenantcontrolplanes" in r["resources"]]
+    assert rules == [{"apiGroups": ["kamaji.clastix.io"], "resources": ["tenantcontrolplanes"], "verbs": ["patch"]}]
     crds = [r for r in cluster_role["rules"] if "customresourcedefinitions" in r["resources"]]
     assert crds and "get" in crds[0]["verbs"], "the pass reads the TenantControlPlane CRD"
 

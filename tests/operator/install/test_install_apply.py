@@ -31,6 +31,9 @@ PEERINGS = "kopf.dev/v1/clusterkopfpeerings"
 INSTALLED_KINDS = [
     (STS, "StatefulSet", True, ()),
     ("admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "ValidatingWebhookConfiguration", False, ()),
+    ("admissionregistration.k8s.io/v1/validatingadmissionpolicies", "ValidatingAdmissionPolicy", False, ()),
+    ("admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", False,
+     ()),
 ]
 OLD_DEPLOYMENT = {
     "apiVersion": "apps/v1",

@@ -71,7 +71,7 @@ def test_the_peering_crd_and_rbac_are_rendered() -> None:
     objects = install_objects()
     crd = next(o for o in of_kind(objects, "CustomResourceDefinition") if o["spec"]["group"] == "kopf.dev")
     assert crd["spec"]["scope"] == "Cluster" and crd["spec"]["names"]["kind"] == "ClusterKopfPeering"
-    (role,) = of_kind(objects, "ClusterRole")
+    role = next(o for o in of_kind(objects, "ClusterRole") if o["metadata"]["name"] == "tenantctl-operator")
     (rule,) = [r for r in role["rules"] if r["apiGroups"] == ["kopf.dev"]]
     assert rule["resources"] == ["clusterkopfpeerings"]
     assert set(rule["verbs"]) == {"get", "list", "watch", "patch"}

@@ -389,15 +389,15 @@ async def test_tenants_sharing_a_cluster_name_keep_their_own_cluster_scoped_obje
     seed_documents(mgmt, twin)
     seed_control_plane(mgmt, twin, url(tenant))
     twin_key = ("tenant-twin", "demo")
-    cluster_roles = "rbac.authorization.k8s.io/v1/clusterroles"
+    cluster_roles = "rbac.authorization.k8s.io/v1/clusterrolebindings"
     async with running_operator(mgmt):
         await eventually(lambda: ready(mgmt, KUBEVIRT) and ready(mgmt, twin_key))
-        assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi") is not None
-        assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi") is not None
+        assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi-access") is not None
+        assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi-access") is not None
         await delete_cluster(mgmt, twin_key)
         await eventually(lambda: gone(mgmt, TC, *twin_key))
-    assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi") is None
-    assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi") is not None, "the other tenant's role stays"
+    assert mgmt.get(cluster_roles, None, "tenant-twin-demo-kcsi-access") is None
+    assert mgmt.get(cluster_roles, None, "tenant-demo-demo-kcsi-access") is not None, "the other tenant's role stays"
 
 
 async def test_without_flux_the_release_step_is_skipped_saying_why(mgmt: KubeEmulator) -> None:

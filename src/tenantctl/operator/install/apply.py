@@ -15,9 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tenantctl.operator.config.identity import Subject
 from tenantctl.operator.install.objects import NAME, PEERING_GROUP, PEERING_VERSION, SHARDS_LABEL
 from tenantctl.operator.kube.client import Connection, KubeClient, NotFoundError, Resource
+from tenantctl.operator.phases.rights import rights_binding
 from tenantctl.problems import InvalidInput, Problem
+from tenantctl.spec import API_VERSION
 
 __all__ = ["FIELD_MANAGER", "WORKLOAD_SELECTOR", "Leftover", "apply_install", "leftovers", "prune_command"]
 
@@ -127,6 +130,20 @@ async def _missing_namespaces(api: KubeClient, objects: Sequence[Mapping[str, An
     ]
 
 
+async def _open_tenant_namespaces(api: KubeClient, objects: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The operator's tenant role bound in every namespace that holds a TenantCluster now and is not opened by
+    the render already: an upgrade from a release whose operator wrote everywhere keeps its tenants going."""
+    res = await api.resource(API_VERSION, "TenantCluster")
+    account = next((o for o in objects if o["kind"] == "ServiceAccount" and o["metadata"]["name"] == NAME), None)
+    if res is None or account is None:
+        return []
+    opened = {o["metadata"]["namespace"] for o in objects
+              if o["kind"] == "RoleBinding" and o["metadata"]["name"] == NAME}
+    live = {c["metadata"]["namespace"] for c in await api.list(res)}
+    subject = Subject("ServiceAccount", NAME, account["metadata"]["namespace"])
+    return [rights_binding(ns, subject) for ns in sorted(live - opened)]
+
+
 async def apply_install(
     connection: Connection,
     objects: Sequence[Mapping[str, Any]],
@@ -136,6 +153,7 @@ async def apply_install(
     """Refuse leftovers without `prune` and kinds nobody serves, then apply in order, then prune."""
     crds = _defined_kinds(objects)
     async with KubeClient(connection, field_manager=FIELD_MANAGER) as api:
+        objects = [*objects, *await _open_tenant_namespaces(api, objects)]
         stale = await leftovers(api, objects)
         problems = await _unserved(api, objects, crds) + await _missing_namespaces(api, objects)
         if stale and not prune:

@@ -6,10 +6,12 @@ a live peer of *higher* priority and lets equal priorities run side by side. Pod
 stable, distinct priorities that need (ordinal 0 active, the others standing by), and a Deployment's
 pods have none. Each shard has its own ClusterKopfPeering, so the shards do not pause each other.
 
-The ClusterRole grants only the verbs the operator uses on the kinds it renders, prunes or tears
-down, plus the rules it hands to the tenant's CCM/CSI Roles (Kubernetes lets a subject grant only
-what it holds). TalosConfigTemplate `delete` is not in it: each tenant gets a Role naming exactly
-its own templates (`resourceNames`), which is the one delete the replace-on-immutable step needs.
+Its rights are two tables (`rights.py`, each right with why): reads cluster-wide, writes in a ClusterRole
+the operator binds in a namespace only once a TenantCluster is there, and admission policies that refuse
+its writes anywhere else (`admission_policy.py`). The add-ons' management rights are shared ClusterRoles
+rendered here once (`render/addon_roles.py`), which the operator may bind but does not hold.
+TalosConfigTemplate `delete` is in neither: each tenant gets a Role naming exactly its own templates
+(`resourceNames`), which is the one delete the replace-on-immutable step needs.
 """
 
 from __future__ import annotations
@@ -18,14 +20,19 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tenantctl.operator.config.identity import OPERATOR, TENANT_ROLE, Subject
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.config.sharding import Shard, peering_name
 from tenantctl.operator.config.tuning import PEERING_ENV, SHARD_ENV, TUNABLES
+from tenantctl.operator.install.admission_policy import admission_policies
 from tenantctl.operator.install.image import DEFAULT_IMAGE, IMAGE_REPOSITORY
+from tenantctl.operator.install.rights import cluster_rules, tenant_rules
 from tenantctl.operator.install.webhook import CERT_DIR, PORT, TLS_VOLUME, tls_volume, webhook_args, webhook_objects
+from tenantctl.operator.phases.rights import rights_binding
 from tenantctl.providers.platform import tenantctl_crds
-from tenantctl.render import Names, render_cluster
-from tenantctl.spec import API_VERSION, NodePool, TenantCluster, parse_tenant_documents
+from tenantctl.render import Names
+from tenantctl.render.addon_roles import addon_cluster_roles
+from tenantctl.spec import NodePool, TenantCluster
 from tenantctl.spec.durations import format_seconds
 
 __all__ = [
@@ -38,127 +45,17 @@ __all__ = [
     "SHARDS_LABEL",
     "Topology",
     "install_objects",
-    "operator_rules",
     "tenant_rbac",
 ]
 
-NAME = "tenantctl-operator"
+NAME = OPERATOR
 METRICS_PORT = 9090
 SHARD_LABEL = "tenantctl.io/shard"
 SHARDS_LABEL = "tenantctl.io/shards"
 """On the operator's workloads and peerings: the layout they belong to, so another layout's can be selected."""
 PEERING_GROUP, PEERING_VERSION = "kopf.dev", "v1"
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tenantctl"}
-_READ = ["get", "list", "watch"]
-# Server-side apply of an absent object is authorised as `create`, of a present one as `patch`.
-_OWN = ["get", "list", "watch", "create", "patch", "delete"]
-
-Rule = dict[str, list[str]]
-
-# (apiGroup, resources, verbs): what the reconcile and teardown phases call, nothing more.
-_RULES: tuple[tuple[str, tuple[str, ...], list[str]], ...] = (
-    ("tenantctl.io", ("tenantclusters", "nodepools"), ["get", "list", "watch", "patch", "update"]),
-    ("tenantctl.io", ("tenantclusters/status", "nodepools/status"), ["get", "patch", "update"]),
-    # The Platform every tenant is rendered with: read, never written.
-    ("tenantctl.io", ("platforms",), _READ),
-    # CRDs, read: Kamaji's TenantControlPlane schema (can trustd be published) and the schemas of what
-    # Cluster API builds from a render (phases/derived.py judges the clones before anything is applied).
-    ("apiextensions.k8s.io", ("customresourcedefinitions",), _READ),
-    ("", ("namespaces",), _READ),
-    ("", ("events",), ["create", "patch"]),
-    ("events.k8s.io", ("events",), ["create", "patch"]),
-    ("", ("secrets",), _OWN),
-    ("", ("services",), _OWN),
-    ("", ("configmaps", "serviceaccounts"), _OWN),
-    ("apps", ("deployments",), _OWN),
-    # A tenant's backup CronJob (render/backup.py) and restore Job (render/restore.py).
-    ("batch", ("cronjobs", "jobs"), _OWN),
-    ("rbac.authorization.k8s.io", ("roles", "rolebindings", "clusterroles", "clusterrolebindings"), _OWN),
-    ("cert-manager.io", ("issuers", "certificates"), _OWN),
-    ("cluster.x-k8s.io", ("clusters", "machinedeployments", "machinehealthchecks"), _OWN),
-    ("controlplane.cluster.x-k8s.io", ("kamajicontrolplanes",), _OWN),
-    # Only the trustd port is applied, on an object the provider creates: no create, no delete; list and
-    # watch feed the operator's reads from a watch.
-    ("kamaji.clastix.io", ("tenantcontrolplanes",), ["get", "list", "watch", "patch"]),
-    ("infrastructure.cluster.x-k8s.io",
-     ("proxmoxclusters", "proxmoxmachinetemplates", "kubevirtclusters", "kubevirtmachinetemplates"), _OWN),
-    # The address pools of a Proxmox pool's further NICs (capmox claims from them; CAIP allocates).
-    ("ipam.cluster.x-k8s.io", ("inclusterippools",), _OWN),
-    ("bootstrap.cluster.x-k8s.io", ("talosconfigtemplates",), ["get", "list", "watch", "create", "patch"]),
-    ("helm.toolkit.fluxcd.io", ("helmreleases",), _OWN),
-    # The Platform's chart sources, shared by every tenant's releases: applied, never deleted by a tenant.
-    ("source.toolkit.fluxcd.io", ("helmrepositories", "ocirepositories"), ["get", "list", "watch", "create", "patch"]),
-    ("cdi.kubevirt.io", ("datavolumes",), ["list", "delete"]),
-    # kopf peering: each replica writes its keep-alive into its shard's ClusterKopfPeering status.
-    (PEERING_GROUP, ("clusterkopfpeerings",), ["get", "list", "watch", "patch"]),
-)
-
-
-_SAMPLES: tuple[dict[str, Any], ...] = (
-    {
-        "substrate": "kubevirt",
-        "backup": {"s3": {"endpoint": "https://s3.example.com", "bucket": "backups", "credentialsSecretName": "s3"},
-                   "encryption": {"keySecretName": "k"}},
-    },
-    {
-        "substrate": "proxmox",
-        "proxmox": {
-            "credentialsSecretName": "capmox",
-            "allowedNodes": ["pve"],
-            "dnsServers": ["192.0.2.53"],
-            "ipv4Config": {"addresses": ["192.0.2.10-192.0.2.20"], "prefix": 24, "gateway": "192.0.2.1"},
-            "ccm": {"credentialsSecretName": "ccm"},
-            "csi": {"credentialsSecretName": "csi", "storageClasses": [{"name": "s", "storage": "local"}]},
-        },
-    },
-)
-
-
-# An autoscaled pool of each substrate, so the cluster-autoscaler's Role is among the rendered ones.
-_SAMPLE_POOL: dict[str, Any] = {
-    "cluster": "p",
-    "minReplicas": 0,
-    "maxReplicas": 1,
-    "resources": {"cpu": 1, "memory": "2Gi"},
-    "proxmox": {"sourceNode": "pve", "templateID": 100},
-}
-
-
-def _delegated_rules() -> list[Rule]:
-    """The rules the rendered Roles grant, from a render of each substrate (one source of truth)."""
-    rules: list[Rule] = []
-    meta = {"name": "p", "namespace": "p"}
-    for spec in _SAMPLES:
-        cluster_doc = {"apiVersion": API_VERSION, "kind": "TenantCluster", "metadata": meta, "spec": spec}
-        pool_doc = {"apiVersion": API_VERSION, "kind": "NodePool", "metadata": meta, "spec": _SAMPLE_POOL}
-        tenant = parse_tenant_documents([cluster_doc, pool_doc])
-        cluster = tenant.clusters[0]
-        for obj in render_cluster(cluster, tenant.pools_of(cluster), None):
-            if obj["kind"] in ("Role", "ClusterRole"):
-                # A rendered rule's resourceNames are the sample tenant's: the operator grants it for every
-                # tenant, so it must hold the verbs on every name (RBAC refuses to grant what one lacks).
-                rules += [{k: list(v) for k, v in r.items() if k != "resourceNames"} for r in obj.get("rules", [])]
-    return rules
-
-
-def _merge(rules: Iterable[Rule]) -> list[Rule]:
-    """One rule per (apiGroups, resources, resourceNames), verbs unioned, in a stable order."""
-    merged: dict[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], set[str]] = {}
-    for rule in rules:
-        key = (tuple(rule["apiGroups"]), tuple(rule["resources"]), tuple(rule.get("resourceNames", ())))
-        merged.setdefault(key, set()).update(rule["verbs"])
-    out: list[Rule] = []
-    for (groups, resources, names), verbs in sorted(merged.items()):
-        merged_rule: Rule = {"apiGroups": list(groups), "resources": list(resources), "verbs": sorted(verbs)}
-        if names:
-            merged_rule["resourceNames"] = list(names)
-        out.append(merged_rule)
-    return out
-
-
-def operator_rules() -> list[Rule]:
-    own = [{"apiGroups": [g], "resources": list(r), "verbs": list(v)} for g, r, v in _RULES]
-    return _merge([*own, *_delegated_rules()])
+_RBAC = "rbac.authorization.k8s.io"
 
 
 def tenant_rbac(cluster: TenantCluster, pools: Sequence[NodePool], namespace: str) -> list[dict[str, Any]]:
@@ -359,8 +256,10 @@ def install_objects(
     tenants: Iterable[tuple[TenantCluster, Sequence[NodePool]]] = (),
     topology: Topology | None = None,
     service_monitor: bool = False,
+    tenant_namespaces: Iterable[str] = (),
 ) -> list[dict[str, Any]]:
-    """Everything `tenantctl install` prints, in apply order."""
+    """Everything `tenantctl install` prints, in apply order. The namespaces of `tenants` and
+    `tenant_namespaces` are opened to the operator (its tenant role bound there)."""
     meta: Mapping[str, Any] = {"labels": dict(_LABELS)}
     objects: list[dict[str, Any]] = [*tenantctl_crds()]
     topology = topology or Topology()
@@ -369,19 +268,12 @@ def install_objects(
     objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, **meta}})
     account = {"name": NAME, "namespace": namespace, **meta}
     objects.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": account})
-    objects.append({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRole",
-        "metadata": {"name": NAME, **meta},
-        "rules": operator_rules(),
-    })
-    objects.append({
-        "apiVersion": "rbac.authorization.k8s.io/v1",
-        "kind": "ClusterRoleBinding",
-        "metadata": {"name": NAME, **meta},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
-        "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": namespace}],
-    })
+    objects += _operator_rbac(namespace, meta)
+    objects += addon_cluster_roles(dict(_LABELS))
+    objects += admission_policies(namespace, dict(_LABELS))
+    tenants = list(tenants)
+    opened = sorted({c.metadata.namespace for c, _ in tenants} | set(tenant_namespaces))
+    objects += [rights_binding(ns, Subject("ServiceAccount", NAME, namespace)) for ns in opened]
     for cluster, pools in tenants:
         objects += tenant_rbac(cluster, pools, namespace)
     objects += peering[1:]
@@ -389,3 +281,21 @@ def install_objects(
     objects += [_statefulset(namespace, image, topology, i) for i in range(topology.shards)]
     objects += webhook_objects(NAME, namespace, dict(_LABELS))
     return objects
+
+
+def _operator_rbac(namespace: str, meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Its cluster-wide ClusterRole and binding, and the tenant role it binds per namespace itself."""
+    return [
+        {"apiVersion": f"{_RBAC}/v1", "kind": "ClusterRole", "metadata": {"name": NAME, **meta},
+         "rules": cluster_rules()},
+        {
+            "apiVersion": f"{_RBAC}/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": NAME, **meta},
+            "roleRef": {"apiGroup": _RBAC, "kind": "ClusterRole", "name": NAME},
+            "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": namespace}],
+        },
+        # Bound per namespace, below and by `--apply` (every namespace that holds a TenantCluster).
+        {"apiVersion": f"{_RBAC}/v1", "kind": "ClusterRole", "metadata": {"name": TENANT_ROLE, **meta},
+         "rules": tenant_rules()},
+    ]

@@ -562,6 +562,17 @@ class KubeClient:
         content_type = "application/json" if body is not None else None
         return await self._request(method, path, body=body, content_type=content_type, retry_409=False)
 
+    async def whoami(self) -> str:
+        """The username the server authenticated this client as (a SelfSubjectReview, which every
+        authenticated user may create): the operator binds its tenant role to exactly that."""
+        review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        answer = await self._request("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", body=review,
+                                     content_type="application/json", retry_409=False)
+        username = ((answer.get("status") or {}).get("userInfo") or {}).get("username")
+        if not isinstance(username, str) or not username:
+            raise APIError(500, "NoUsername", "the SelfSubjectReview answered no username")
+        return username
+
     async def probe(self, timeout: float) -> None:
         """Whether the server answers at all within `timeout`: one attempt, no retries."""
         await self._request("GET", "/version", attempts=1, timeout=timeout)

@@ -61,6 +61,8 @@ class Reason(StrEnum):
     """The management API refused or failed a request after retries; the operator retries later."""
     MISSING_API = "MissingAPI"
     """A rendered kind is not served by the management cluster (its provider is not installed)."""
+    NAMESPACE_CLOSED = "NamespaceClosed"
+    """The tenant's namespace is not opened to the operator (`install --tenant-namespace`): nothing is written."""
     WAITING_FOR_ENDPOINT = "WaitingForEndpoint"
     WAITING_FOR_CA = "WaitingForCA"
     ENDPOINT_READY = "EndpointReady"

@@ -39,6 +39,7 @@ class PassPhase:
 PHASES: tuple[PassPhase, ...] = (
     PassPhase("platform", steps.platform, True, "a refused Platform stops every tenant's pass (InvalidSpec)"),
     PassPhase("validate", steps.validate, True, "the TenantCluster and its pools parsed and judged; a refusal stops"),
+    PassPhase("rights", steps.rights, True, "the namespace opened to the operator (its tenant role bound there)"),
     PassPhase("restore-source", steps.restore_source, True, "spec.restore: the phase to render; a live source refused"),
     PassPhase("talos-secrets", steps.talos_secrets, True, "the Talos secrets, created once and never pruned"),
     PassPhase("observe", steps.observe_tenant, True, "the endpoint and CAs Kamaji and the cloud wrote"),

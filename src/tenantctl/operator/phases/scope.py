@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tenantctl.operator.config.identity import Subject
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import KubeClient
 from tenantctl.operator.kube.tenants import TenantClients
@@ -93,6 +94,9 @@ class Scope:
     """Render changes a live pool's machine template waits with until the pool rolls anyway."""
     not_kept: tuple[str, ...] = ()
     """Pools whose live machine template this render does not keep, and why (said once applied)."""
+    identity: Subject | None = None
+    """Who the operator is, to bind its tenant role to in the namespace (None: a pass driven with rights of
+    its own, as a test's; nothing is bound)."""
 
     @property
     def generation(self) -> int | None:

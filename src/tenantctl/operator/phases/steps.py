@@ -18,6 +18,7 @@ from tenantctl.operator.phases.credentials import check_credentials
 from tenantctl.operator.phases.observe import ensure_talos_secrets, observe
 from tenantctl.operator.phases.outcome import announce
 from tenantctl.operator.phases.restore import advance, current_phase, refuse_live_source
+from tenantctl.operator.phases.rights import closed_namespace
 from tenantctl.operator.phases.scope import Obj, Scope, previous_condition
 from tenantctl.operator.phases.talos_api import publish_trustd
 from tenantctl.problems import InvalidInput
@@ -26,7 +27,7 @@ from tenantctl.spec import parse_tenant_documents
 from tenantctl.spec.deprecations import DEPRECATIONS
 
 __all__ = ["announce_credentials", "apiserver_flags", "backup", "bootstrap", "credentials", "observe_tenant",
-           "platform", "refuse", "restore", "restore_source", "talos_secrets", "trustd", "validate"]
+           "platform", "refuse", "restore", "restore_source", "rights", "talos_secrets", "trustd", "validate"]
 
 _TALOS_API_WARNINGS = frozenset({Reason.KAMAJI_TOO_OLD, Reason.KAMAJI_MISSING})
 
@@ -59,6 +60,15 @@ def refuse(scope: Scope, exc: InvalidInput) -> None:
     previous = previous_condition(scope.current_status, ConditionType.READY)
     announce(scope.recorder, (previous.get("reason"), previous.get("message")), (Reason.INVALID_SPEC, scope.refusal),
              str(Reason.INVALID_SPEC), scope.refusal, warning=True)
+
+
+async def rights(scope: Scope) -> None:
+    """A namespace not opened to the operator stops the pass before its first write, saying how to open it."""
+    assert scope.cluster is not None
+    if scope.identity is not None:
+        closed = await closed_namespace(scope.api, scope.cluster.metadata.namespace, scope.identity)
+        if closed is not None:
+            scope.apply_error = (Reason.NAMESPACE_CLOSED, closed)
 
 
 async def restore_source(scope: Scope) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import kopf
 
+from tenantctl.operator.config.identity import Subject
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.cache import WatchCache
 from tenantctl.operator.kube.client import Connection, KubeClient
@@ -88,6 +89,14 @@ class OperatorContext:
     """Set as `stop` begins: no pass starts after it."""
     _passes: dict[asyncio.Task[Any], asyncio.Future[None]] = field(default_factory=dict)
     """The tasks in a pass now, each with a future done when its pass ends (what `stop` waits on)."""
+
+    _identity: Subject | None = None
+
+    async def identity(self) -> Subject:
+        """Who the API server says the operator is, asked once: its tenant role is bound to that."""
+        if self._identity is None:
+            self._identity = Subject.of_username(await self.api.whoami())
+        return self._identity
 
     @property
     def api(self) -> KubeClient:

@@ -112,6 +112,7 @@ async def _pass(ctx: OperatorContext, namespace: str, name: str, excluding_pool:
         api=api, settings=ctx.settings, recorder=KopfRecorder(body), body=body, pool_bodies=pools,
         tenant_clients=ctx.tenant_clients, kamaji=ctx.kamaji, derived=ctx.derived, platform=platform,
         kamaji_release=await kamaji_release(ctx, api, platform), verified=ctx.verified.get(key),
+        identity=await ctx.identity(),
     )
     result = await reconcile(scope)
     verified = scope.applied.verified if scope.applied is not None else None
