@@ -15,8 +15,10 @@ from operator_support import b64, capmox_credentials, kamaji_labels, running_ope
 
 from real_api import Api
 from real_control_plane import ControlPlane
+from tenantctl.operator.config.identity import Subject
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.kube.client import Connection
+from tenantctl.operator.phases.rights import rights_binding
 from tenantctl.operator.runtime.handlers import OperatorContext
 from tenantctl.render import Names
 from tenantctl.spec import parse_tenant_documents
@@ -26,10 +28,18 @@ OPERATOR_SA = "tenantctl-operator"
 
 
 def seed_tenant(api: Api, docs: list[dict[str, Any]]) -> None:
-    """The TenantCluster and NodePools as a user applies them (after the namespace exists)."""
+    """The TenantCluster and NodePools as a user applies them, in a namespace the platform admin created and
+    opened to the operator (`install --tenant-namespace`)."""
     for doc in docs:
-        api.namespace(doc["metadata"]["namespace"])
+        open_namespace(api, doc["metadata"]["namespace"])
         api.apply(doc, manager="kubectl")
+
+
+def open_namespace(api: Api, namespace: str) -> None:
+    """The namespace, and the RoleBinding `tenantctl install --tenant-namespace` renders in it."""
+    api.namespace(namespace)
+    api.apply(rights_binding(namespace, Subject("ServiceAccount", OPERATOR_SA, OPERATOR_NAMESPACE)),
+              manager="tenantctl-install")
 
 
 def seed_control_plane(api: Api, docs: list[dict[str, Any]], tenant: ControlPlane | None,

@@ -29,7 +29,7 @@ from etcd_support import SecureEtcd, etcdctl_bin, secure_etcd
 from postgres_support import KINE_TABLE, Postgres, pg_bin, postgres
 from real_api import Api
 from real_control_plane import ControlPlane, binaries
-from real_seed import eventually, operator_connection, running_operator, seed_control_plane
+from real_seed import eventually, open_namespace, operator_connection, running_operator, seed_control_plane
 from s3_support import bucket, s3_server
 from tenant_support import clone, doc, load_example
 from tenantctl.backup.postgres import PostgresAccess
@@ -110,7 +110,7 @@ def play_kamaji(admin: Api, name: str, etcd: SecureEtcd, plane_ca: Any) -> tuple
 
 def backup_secrets(admin: Api) -> None:
     """The namespace, the bucket's credentials (moto takes any) and the encryption key."""
-    admin.namespace(NS)
+    open_namespace(admin, NS)
     admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "backup-s3", "namespace": NS},
                  "stringData": {"AWS_ACCESS_KEY_ID": "test-access", "AWS_SECRET_ACCESS_KEY": "test-secret"}})
     admin.apply({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "backup-key", "namespace": NS},

@@ -39,7 +39,7 @@ def test_install_into_a_namespace_that_does_not_exist_applies_nothing(
     result = CliRunner().invoke(app, ["install", "--apply", "--namespace", "tenantctl-elsewhere", "-f", str(tenant),
                                       "--kubeconfig", str(management.admin_kubeconfig_path)])
     assert result.exit_code == 2, result.output
-    assert "namespace tenant-absent: does not exist; create it first (it holds Role tenantctl-operator-tct-acme, " \
-           "RoleBinding tenantctl-operator-tct-acme)" in result.output
+    assert "namespace tenant-absent: does not exist; create it first (it holds RoleBinding tenantctl-operator, " \
+           "Role tenantctl-operator-tct-acme, RoleBinding tenantctl-operator-tct-acme)" in result.output
     assert "applied" not in result.output
     assert admin.get("v1", "Namespace", None, "tenantctl-elsewhere") is None, "nothing was applied"

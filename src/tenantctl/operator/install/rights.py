@@ -74,7 +74,10 @@ CLUSTER_RIGHTS: tuple[Right, ...] = (
           "binds the add-ons' shared roles to their accounts without holding their rules",
           names=tuple(ADDON_ROLES)),
     Right("rbac.authorization.k8s.io", ("clusterrolebindings",), (*_READ, *_WRITE),
-          f"the KubeVirt CSI controller's PersistentVolume read; the policy allows no role but {KCSI_VOLUMES_ROLE}"),
+          f"the KubeVirt CSI controller's PersistentVolume read; the policy allows no role but {KCSI_VOLUMES_ROLE}, "
+          "and the deletion of a tenant's own of an earlier release"),
+    Right("rbac.authorization.k8s.io", ("clusterroles",), (*_READ, "delete"),
+          "pruning a tenant's own ClusterRole of an earlier release (the policy allows no other); never created"),
     Right("source.toolkit.fluxcd.io", ("helmrepositories", "ocirepositories"), (*_READ, "create", "patch"),
           "the Platform's chart sources in its charts namespace: applied, never deleted"),
     Right("kopf.dev", ("clusterkopfpeerings",), ("get", "list", "watch", "patch"),
