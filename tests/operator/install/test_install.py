@@ -67,14 +67,17 @@ def test_the_cluster_roles_grant_no_wildcards_and_no_escalation() -> None:
 
 
 def test_no_secret_workload_or_rbac_write_is_held_cluster_wide() -> None:
+    """Cluster-wide the operator creates no Secret, account, workload or Role; its one ClusterRole right
+    beyond reading is deleting a tenant's own of an earlier release (held to that by a policy)."""
     (cluster_wide, _) = _operator_roles(install_objects())
     assert cluster_wide["metadata"]["name"] == "tenantctl-operator"
-    writes = {(g, r) for rule in cluster_wide["rules"] for g in rule["apiGroups"] for r in rule["resources"]
-              if set(rule["verbs"]) - {"get", "list", "watch", "bind"}}
-    forbidden = {("", "secrets"), ("", "serviceaccounts"), ("apps", "deployments"), ("batch", "jobs"),
-                 ("batch", "cronjobs"), ("rbac.authorization.k8s.io", "roles"),
-                 ("rbac.authorization.k8s.io", "clusterroles")}
-    assert not writes & forbidden, sorted(writes & forbidden)
+    writes = {(g, r, v) for rule in cluster_wide["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+              for v in rule["verbs"] if v not in ("get", "list", "watch", "bind")}
+    kinds = {("", "secrets"), ("", "serviceaccounts"), ("apps", "deployments"), ("batch", "jobs"),
+             ("batch", "cronjobs"), ("rbac.authorization.k8s.io", "roles"),
+             ("rbac.authorization.k8s.io", "rolebindings")}
+    assert not {(g, r) for g, r, _ in writes} & kinds
+    assert {v for g, r, v in writes if r == "clusterroles"} == {"delete"}
 
 
 def test_the_statefulset_runs_the_operator_command_as_its_service_account() -> None:
@@ -158,3 +161,12 @@ def test_install_carries_the_platform_crd_and_reads_platforms_and_applies_chart_
     rules = [r for o in objects if o["kind"] == "ClusterRole" for r in o.get("rules", [])]
     assert {"apiGroups": ["tenantctl.io"], "resources": ["platforms"], "verbs": ["get", "list", "watch"]} in rules
     assert any(r["apiGroups"] == ["source.toolkit.fluxcd.io"] and "delete" not in r["verbs"] for r in rules)
+
+
+def test_the_security_docs_show_the_rights_the_operator_is_given() -> None:
+    """docs/security.md's rights table is the one `install` renders from (issue 61)."""
+    from tenantctl.operator.install.rights import rights_table
+
+    text = (Path(__file__).resolve().parents[3] / "docs" / "security.md").read_text()
+    shown = text.split("<!-- rights-table:begin -->\n", 1)[1].split("<!-- rights-table:end -->", 1)[0]
+    assert shown == rights_table()
