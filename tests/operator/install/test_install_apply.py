@@ -182,3 +182,28 @@ async def test_kinds_the_cluster_does_not_serve_are_refused_before_anything_is_w
     assert refused == {"Issuer (cert-manager.io/v1)", "Certificate (cert-manager.io/v1)",
                        "ServiceMonitor (monitoring.coreos.com/v1)", f"Deployment {NS}/tenantctl-operator"}
     assert mgmt.write_requests == []
+
+
+async def test_apply_opens_every_namespace_that_holds_a_tenant_and_those_named(mgmt: KubeEmulator, tmp_path: Path
+                                                                             ) -> None:
+    """An upgrade with `install --apply` keeps every live tenant's namespace open to the operator, though no
+    `-f` names it; `--tenant-namespace` opens one that holds none yet; nothing else is opened."""
+    management(mgmt)
+    declare(mgmt, INSTALLED_KINDS)
+    for ns in ("tenant-live", "tenant-other"):
+        mgmt.put("v1/namespaces", {"metadata": {"name": ns}})
+    mgmt.put("tenantctl.io/v1alpha1/tenantclusters",
+             {"apiVersion": "tenantctl.io/v1alpha1", "kind": "TenantCluster",
+              "metadata": {"name": "live", "namespace": "tenant-live"}, "spec": {"substrate": "kubevirt"}})
+    mgmt.put("v1/namespaces", {"metadata": {"name": "tenant-new"}})
+    result = await install(mgmt, tmp_path, "--tenant-namespace", "tenant-new")
+    assert result.exit_code == 0, result.output
+    opened = {(b["metadata"]["namespace"], b["roleRef"]["name"], b["subjects"][0]["name"])
+              for b in mgmt.live("rolebindings") if b["metadata"]["name"] == "tenantctl-operator"}
+    assert opened == {("tenant-live", "tenantctl-operator-tenant", "tenantctl-operator"),
+                      ("tenant-new", "tenantctl-operator-tenant", "tenantctl-operator")}
+
+
+def test_a_tenant_namespace_that_is_no_namespace_name_is_refused_before_anything() -> None:
+    result = CliRunner().invoke(app, ["install", "--tenant-namespace", "Bad_NS", "--tenant-namespace", "ok-ns"])
+    assert result.exit_code == 2 and "--tenant-namespace 'Bad_NS'" in result.output and "ok-ns" not in result.output
