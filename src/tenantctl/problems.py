@@ -10,6 +10,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from tenantctl.redaction import redact
+
 __all__ = ["InvalidInput", "Problem", "Problems", "Severity"]
 
 
@@ -25,6 +27,11 @@ class Problem:
     path: str
     message: str
     severity: Severity = Severity.ERROR
+
+    def __post_init__(self) -> None:
+        # A refusal quotes the value it refuses: never a credential in it (redaction.py).
+        object.__setattr__(self, "path", redact(self.path))
+        object.__setattr__(self, "message", redact(self.message))
 
     def __str__(self) -> str:
         prefix = "warning: " if self.severity is Severity.WARNING else ""

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 
 from tenantctl.problems import Problems
+from tenantctl.redaction import has_userinfo
 from tenantctl.spec import syntax
 from tenantctl.spec.addons import INGRESS_NODE_LABEL, check_addons
 from tenantctl.spec.address_pools import check_address_pool, check_device_capacity, pool_usable
@@ -159,6 +160,15 @@ def _check_versions(at: str, tc: TenantCluster, problems: Problems) -> None:
 def _check_talos_images(at: str, tc: TenantCluster, problems: Problems) -> None:
     """Both values land in the worker config the machines boot from: a bad one is a node that never joins."""
     talos = tc.spec.talos
+    factory = talos.image_factory_url
+    if has_userinfo(factory):
+        # The URL is rendered into the tenant's KubeVirt disk sources, readable by whoever reads them.
+        problems.error(f"{at}.spec.talos.imageFactoryURL", f"{factory!r} carries a user name or password: a "
+                       "credential in the URL reaches every DataVolume that pulls a disk; serve the factory "
+                       "without one (or through a mirror that needs none)")
+    elif factory.startswith("http://"):
+        problems.warn(f"{at}.spec.talos.imageFactoryURL", f"{factory!r} is plain HTTP: the disks the workers "
+                      "boot from can be replaced on the path")
     if msg := repository_problem(talos.installer_repository.rstrip("/")):
         problems.error(f"{at}.spec.talos.installerRepository", msg)
     for host, mirror in talos.registry_mirrors.items():

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from tenantctl.credentials.findings import CredentialsFinding
+from tenantctl.redaction import redact
 
 __all__ = ["ConditionType", "Phase", "Reason", "StepOutcome", "TeardownStep", "condition", "merge_conditions"]
 
@@ -171,7 +172,7 @@ def condition(
         "type": str(kind),
         "status": "True" if ok else "False",
         "reason": str(reason),
-        "message": message,
+        "message": redact(message),
     }
     if generation is not None:
         out["observedGeneration"] = generation

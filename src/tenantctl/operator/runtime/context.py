@@ -25,6 +25,7 @@ from tenantctl.operator.phases.talos_api import KamajiSchema
 from tenantctl.operator.runtime.claims import Claims, cluster_of_cluster, cluster_of_pool
 from tenantctl.operator.runtime.metrics import Metrics
 from tenantctl.operator.runtime.triggers import Triggers
+from tenantctl.redaction import redact
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -48,10 +49,12 @@ class KopfRecorder:
         self._log = object_logger(meta.get("namespace", ""), meta["name"])
 
     def info(self, reason: str, message: str) -> None:
+        message = redact(message)
         self._log.info(message)
         kopf.info(self._body, reason=reason, message=message)  # type: ignore[arg-type]
 
     def warn(self, reason: str, message: str) -> None:
+        message = redact(message)
         self._log.warning(message)
         kopf.warn(self._body, reason=reason, message=message)  # type: ignore[arg-type]
 
