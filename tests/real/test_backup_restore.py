@@ -200,6 +200,14 @@ def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
         assert plain not in raw
     verified = cli("backup", "verify", "alpha", "-n", NS, "--kubeconfig", str(management.admin_kubeconfig_path))
     assert verified.exit_code == 0 and f"{stored['keys']} keys of {NS}/alpha" in verified.stdout, verified.output
+    # Whoever may write the bucket can copy alpha's bundle under another tenant's keys (one key seals both):
+    # the sealed manifest still says whose it is, and the bundle is refused there.
+    moved = stored["object"].replace(f"{NS}/alpha/", f"{NS}/elsewhere/")
+    boto3.client("s3", endpoint_url=s3, region_name="us-east-1", aws_access_key_id="test-access",
+                 aws_secret_access_key="test-secret").put_object(Bucket="tenants", Key=moved, Body=raw)
+    swapped = cli("backup", "verify", "alpha", "-n", NS, "--from", f"{NS}/elsewhere", "--kubeconfig",
+                  str(management.admin_kubeconfig_path))
+    assert swapped.exit_code == 2 and f"holds {NS}/alpha's backup, not {NS}/elsewhere's" in swapped.output, swapped.output
     # describe and plan show it: time, size, revision.
     mgmt = str(management.admin_kubeconfig_path)
     described = cli("describe", "tenant", "alpha", "-n", NS, "-o", "json", "--kubeconfig", mgmt)

@@ -258,7 +258,14 @@ async def _fetch(plan: BackupPlan, source: str, which: str) -> tuple[Stored, Bun
     store = BackupStore(plan.target)
     chosen = choose_backup(await asyncio.to_thread(store.backups, src_ns, src_name), which, source)
     blob = await asyncio.to_thread(store.get, chosen.key)
-    return chosen, unpack(unseal(plan.key, blob))
+    bundle = unpack(unseal(plan.key, blob))
+    held = f"{bundle.manifest.namespace}/{bundle.manifest.name}"
+    if held != source:
+        # The manifest is inside the sealed data: whoever may write the bucket can move a bundle between
+        # tenants' keys, but not change whose it says it is.
+        raise _refuse("--from", f"the bundle {chosen.key} holds {held}'s backup, not {source}'s: it was moved in the "
+                      "bucket; restore it from its own tenant's backups if that is meant")
+    return chosen, bundle
 
 
 async def verify(api: KubeClient, namespace: str, name: str, source: str | None, which: str) -> tuple[Stored, Bundle]:
