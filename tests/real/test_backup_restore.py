@@ -207,7 +207,8 @@ def test_a_tenant_lost_is_brought_back_serving_the_same_objects(
                  aws_secret_access_key="test-secret").put_object(Bucket="tenants", Key=moved, Body=raw)
     swapped = cli("backup", "verify", "alpha", "-n", NS, "--from", f"{NS}/elsewhere", "--kubeconfig",
                   str(management.admin_kubeconfig_path))
-    assert swapped.exit_code == 2 and f"holds {NS}/alpha's backup, not {NS}/elsewhere's" in swapped.output, swapped.output
+    assert swapped.exit_code == 2, swapped.output
+    assert f"holds {NS}/alpha's backup, not {NS}/elsewhere's" in swapped.output, swapped.output
     # describe and plan show it: time, size, revision.
     mgmt = str(management.admin_kubeconfig_path)
     described = cli("describe", "tenant", "alpha", "-n", NS, "-o", "json", "--kubeconfig", mgmt)
