@@ -170,6 +170,10 @@ def install(
             "of -f's tenants are opened too, and with --apply every namespace that holds a TenantCluster.",
         ),
     ] = None,
+    metrics_namespace: Annotated[
+        str, typer.Option(metavar="NS", help="The only namespace whose Pods may scrape the operator's /metrics "
+                          "(its NetworkPolicy).")
+    ] = "monitoring",
     replicas: Annotated[
         str, typer.Option(metavar="N", help="Pods per shard: kopf peering keeps one active, the others stand by.")
     ] = "1",
@@ -238,13 +242,17 @@ def install(
             tenants = [(c, parsed.pools_of(c)) for c in parsed.clusters]
     except InvalidInput as exc:
         problems.extend(exc.problems)
+    if not is_dns_label(metrics_namespace):
+        problems.error(f"--metrics-namespace {metrics_namespace!r}",
+                       "not a namespace name (a DNS label: a-z, 0-9 and '-', at most 63 characters)")
     for given in tenant_namespace or []:
         if not is_dns_label(given):
             problems.error(f"--tenant-namespace {given!r}",
                            "not a namespace name (a DNS label: a-z, 0-9 and '-', at most 63 characters)")
     problems.raise_if_errors()
     topology = Topology(shards=plan.shards, replicas=plan.replicas)
-    objects = install_objects(plan.namespace, plan.image, tenants, topology, service_monitor, tenant_namespace or ())
+    objects = install_objects(plan.namespace, plan.image, tenants, topology, service_monitor, tenant_namespace or (),
+                              metrics_namespace)
     if connection is None:
         typer.echo(yaml.safe_dump_all(objects, sort_keys=False), nl=False)
         typer.echo(

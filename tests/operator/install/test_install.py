@@ -170,3 +170,22 @@ def test_the_security_docs_show_the_rights_the_operator_is_given() -> None:
     text = (Path(__file__).resolve().parents[3] / "docs" / "security.md").read_text()
     shown = text.split("<!-- rights-table:begin -->\n", 1)[1].split("<!-- rights-table:end -->", 1)[0]
     assert shown == rights_table()
+
+
+def test_the_operator_namespace_enforces_restricted_and_its_pods_take_traffic_only_on_their_ports() -> None:
+    """Pod Security `restricted` on the operator's namespace; its NetworkPolicy admits the webhook and the
+    health probe from anywhere (the API server and kubelet are no Pods) and /metrics from one namespace."""
+    objects = install_objects(namespace="ops", metrics_namespace="prometheus")
+    namespace = next(o for o in objects if o["kind"] == "Namespace")
+    assert {namespace["metadata"]["labels"][f"pod-security.kubernetes.io/{m}"] for m in ("enforce", "audit", "warn")} \
+        == {"restricted"}
+    policy = next(o for o in objects if o["kind"] == "NetworkPolicy")
+    assert policy["metadata"]["namespace"] == "ops" and policy["spec"]["policyTypes"] == ["Ingress"]
+    workload = next(o for o in objects if o["kind"] == "StatefulSet")
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= workload["spec"]["template"]["metadata"][
+        "labels"].items()
+    ports = {p["name"]: p["containerPort"] for p in workload["spec"]["template"]["spec"]["containers"][0]["ports"]}
+    anywhere, metrics = policy["spec"]["ingress"]
+    assert "from" not in anywhere and {p["port"] for p in anywhere["ports"]} == {ports["webhook"], ports["health"]}
+    assert [p["port"] for p in metrics["ports"]] == [ports["metrics"]]
+    assert metrics["from"] == [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "prometheus"}}}]

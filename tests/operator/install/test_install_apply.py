@@ -32,6 +32,7 @@ INSTALLED_KINDS = [
     (STS, "StatefulSet", True, ()),
     ("admissionregistration.k8s.io/v1/validatingwebhookconfigurations", "ValidatingWebhookConfiguration", False, ()),
     ("admissionregistration.k8s.io/v1/validatingadmissionpolicies", "ValidatingAdmissionPolicy", False, ()),
+    ("networking.k8s.io/v1/networkpolicies", "NetworkPolicy", True, ()),
     ("admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", "ValidatingAdmissionPolicyBinding", False,
      ()),
 ]

@@ -56,6 +56,9 @@ SHARDS_LABEL = "tenantctl.io/shards"
 PEERING_GROUP, PEERING_VERSION = "kopf.dev", "v1"
 _LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tenantctl"}
 _RBAC = "rbac.authorization.k8s.io"
+_RESTRICTED = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
+"""Every Pod of the operator's namespace passes `restricted`; the label makes the API server hold it to that."""
+HEALTH_PORT = 8080
 
 
 def tenant_rbac(cluster: TenantCluster, pools: Sequence[NodePool], namespace: str) -> list[dict[str, Any]]:
@@ -156,7 +159,7 @@ def _operator_container(image: str, env: list[dict[str, Any]]) -> dict[str, Any]
         "args": [
             "operator",
             "--liveness",
-            "http://0.0.0.0:8080/healthz",
+            f"http://0.0.0.0:{HEALTH_PORT}/healthz",
             "--metrics-port",
             str(METRICS_PORT),
             "--log-format",
@@ -165,7 +168,7 @@ def _operator_container(image: str, env: list[dict[str, Any]]) -> dict[str, Any]
         ],
         "env": env,
         "ports": [
-            {"name": "health", "containerPort": 8080},
+            {"name": "health", "containerPort": HEALTH_PORT},
             {"name": "metrics", "containerPort": METRICS_PORT},
             {"name": "webhook", "containerPort": PORT},
         ],
@@ -257,6 +260,7 @@ def install_objects(
     topology: Topology | None = None,
     service_monitor: bool = False,
     tenant_namespaces: Iterable[str] = (),
+    metrics_namespace: str = "monitoring",
 ) -> list[dict[str, Any]]:
     """Everything `tenantctl install` prints, in apply order. The namespaces of `tenants` and
     `tenant_namespaces` are opened to the operator (its tenant role bound there)."""
@@ -265,7 +269,8 @@ def install_objects(
     topology = topology or Topology()
     peering = _peering_objects(topology, meta)
     objects.append(peering[0])
-    objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace, **meta}})
+    objects.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {
+        "name": namespace, "labels": {**_LABELS, **_RESTRICTED}}})
     account = {"name": NAME, "namespace": namespace, **meta}
     objects.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": account})
     objects += _operator_rbac(namespace, meta)
@@ -280,6 +285,7 @@ def install_objects(
     objects += _metrics_objects(namespace, service_monitor, meta)
     objects += [_statefulset(namespace, image, topology, i) for i in range(topology.shards)]
     objects += webhook_objects(NAME, namespace, dict(_LABELS))
+    objects.append(_network_policy(namespace, metrics_namespace, meta))
     return objects
 
 
@@ -299,3 +305,24 @@ def _operator_rbac(namespace: str, meta: Mapping[str, Any]) -> list[dict[str, An
         {"apiVersion": f"{_RBAC}/v1", "kind": "ClusterRole", "metadata": {"name": TENANT_ROLE, **meta},
          "rules": tenant_rules()},
     ]
+
+
+def _network_policy(namespace: str, metrics_namespace: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """Who reaches the operator's Pods: the webhook port from anywhere (the API server calls it, and its
+    address is no Pod a policy can select), `/metrics` only from the monitoring namespace, the health port
+    (kubelet's probe) from anywhere; nothing else, and no egress rule (it dials the management API and every
+    tenant's). Enforced where the network plugin enforces NetworkPolicy."""
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": NAME, "namespace": namespace, **meta},
+        "spec": {
+            "podSelector": {"matchLabels": {"app.kubernetes.io/name": NAME}},
+            "policyTypes": ["Ingress"],
+            "ingress": [
+                {"ports": [{"protocol": "TCP", "port": PORT}, {"protocol": "TCP", "port": HEALTH_PORT}]},
+                {"ports": [{"protocol": "TCP", "port": METRICS_PORT}],
+                 "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": metrics_namespace}}}]},
+            ],
+        },
+    }
