@@ -78,7 +78,8 @@ def seed_control_plane(api: Api, docs: list[dict[str, Any]], tenant: ControlPlan
         api.apply({"apiVersion": "v1", "kind": "Secret",
                    "metadata": {"name": names.admin_kubeconfig, "namespace": ns,
                                 "labels": kamaji_labels(names.control_plane, "admin-kubeconfig")},
-                   "data": {"super-admin.svc": b64(yaml.safe_dump(tenant.admin_kubeconfig))}}, manager="kamaji")
+                   "data": {"super-admin.svc": b64(yaml.safe_dump(tenant.admin_kubeconfig)),
+                            "admin.svc": b64(yaml.safe_dump(tenant.admin_kubeconfig))}}, manager="kamaji")
 
 
 def operator_connection(management: ControlPlane) -> Connection:

@@ -70,14 +70,14 @@ def b64(text: str | bytes) -> str:
     return base64.b64encode(text.encode() if isinstance(text, str) else text).decode()
 
 
-def kubeconfig_for(url: str) -> str:
+def kubeconfig_for(url: str, user: str = "admin") -> str:
     return yaml.safe_dump(
         {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "t", "cluster": {"server": url}}],
-            "users": [{"name": "admin", "user": {"token": "x"}}],
-            "contexts": [{"name": "t", "context": {"cluster": "t", "user": "admin"}}],
+            "users": [{"name": user, "user": {"token": "x"}}],
+            "contexts": [{"name": "t", "context": {"cluster": "t", "user": user}}],
             "current-context": "t",
         }
     )
@@ -153,7 +153,9 @@ def seed_control_plane(
     if tenant_url is not None:
         mgmt.put("v1/secrets", {"metadata": {"name": names.admin_kubeconfig, "namespace": ns,
                                              "labels": kamaji_labels(names.control_plane, "admin-kubeconfig")},
-                                "data": {"super-admin.svc": b64(kubeconfig_for(tenant_url))}})
+                                # As Kamaji writes it: admin.* in kubeadm:cluster-admins, super-admin.* system:masters.
+                                "data": {"super-admin.svc": b64(kubeconfig_for(tenant_url)),
+                                         "admin.svc": b64(kubeconfig_for(tenant_url, user="kubernetes-admin"))}})
 
 
 def management(mgmt: KubeEmulator, *, cdi: bool = False) -> None:

@@ -255,6 +255,18 @@ def test_kamaji_finishes_its_phases_on_the_tenant_apiserver_its_deployment_descr
                           json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
     assert review.status_code == 201, review.text
     assert "system:masters" in review.json()["status"]["userInfo"]["groups"], review.json()
+    # What `tenantctl kubeconfig` hands to people: Kamaji's admin.svc, an administrator RBAC can revoke.
+    people = tmp_path / "people"
+    people.mkdir()
+    server, session = _tenant_session(base64.b64decode(secret["data"]["admin.svc"]), kamaji.network.url, people)
+    review = session.post(f"{server}/apis/authentication.k8s.io/v1/selfsubjectreviews", timeout=10,
+                          json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    groups = review.json()["status"]["userInfo"]["groups"]
+    assert "kubeadm:cluster-admins" in groups and "system:masters" not in groups, review.json()
+    bound = wait_for(lambda: (b := session.get(f"{server}/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/"
+                                               "kubeadm:cluster-admins", timeout=10)).status_code == 200 and b, 60,
+                     what="the ClusterRoleBinding Kamaji makes for kubeadm:cluster-admins")
+    assert bound.json()["roleRef"]["name"] == "cluster-admin", bound.json()
 
 
 # -- Kamaji's webhook judges each upgrade stage the operator writes (promise kamaji-upgrade-stages) ---------------

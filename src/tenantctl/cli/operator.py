@@ -291,6 +291,10 @@ def kubeconfig(
         str | None, typer.Option("--client-id", metavar="ID", help="With --oidc: the client id (default: the "
                                  "issuer's first audience).")
     ] = None,
+    super_admin: Annotated[
+        bool, typer.Option("--super-admin", help="The system:masters kubeconfig (break-glass): no RBAC rule can "
+                           "revoke it. Default: kubeadm:cluster-admins, which RBAC can.")
+    ] = False,
 ) -> None:
     """Print the tenant's admin kubeconfig (from the Secret Kamaji writes); --external for use from outside.
 
@@ -307,19 +311,25 @@ def kubeconfig(
 
     if not oidc and (issuer is not None or client_id is not None):
         raise InvalidInput([Problem("--issuer" if issuer is not None else "--client-id", "only with --oidc")])
+    if oidc and super_admin:
+        raise InvalidInput([Problem("--super-admin", "not with --oidc: an SSO kubeconfig carries no admin credential")])
 
     async def fetch() -> dict[str, Any]:
         async with KubeClient(management_connection(management, context)) as api:
             if oidc:
                 return await oidc_kubeconfig(api, namespace, name, external=external, issuer=issuer,
                                              client_id=client_id)
-            return await user_kubeconfig(api, namespace, name, external=external)
+            return await user_kubeconfig(api, namespace, name, external=external, super_admin=super_admin)
 
     try:
         config = asyncio.run(fetch())
     except APIError as exc:
         typer.echo(f"management cluster: {exc}", err=True)
         raise typer.Exit(EXIT_API) from None
+    if super_admin:
+        typer.echo("warning: this kubeconfig is system:masters in the tenant: no RBAC rule can take its rights "
+                   "away until the tenant's CA is rotated; keep it for break-glass, hand people the default",
+                   err=True)
     typer.echo(yaml.safe_dump(config, sort_keys=False), nl=False)
 
 

@@ -56,9 +56,26 @@ async def refusal(mgmt: KubeEmulator, example: str, *, external: bool = True) ->
 
 
 async def test_without_external_the_secret_is_printed_as_kamaji_wrote_it(mgmt: KubeEmulator) -> None:
+    """People get Kamaji's `admin.svc` (kubeadm:cluster-admins, revocable), not the system:masters one."""
     seed(mgmt, "kubevirt.yaml")
     config = await fetch(mgmt, "kubevirt.yaml", external=False)
-    assert config == yaml.safe_load(kubeconfig_for(INTERNAL["kubevirt.yaml"]))
+    assert config == yaml.safe_load(kubeconfig_for(INTERNAL["kubevirt.yaml"], user="kubernetes-admin"))
+
+
+async def test_super_admin_is_given_only_when_asked_and_with_a_warning(mgmt: KubeEmulator, tmp_path: Path) -> None:
+    seed(mgmt, "kubevirt.yaml")
+    mgmt_config = tmp_path / "mgmt.yaml"
+    mgmt_config.write_text(kubeconfig_for(url(mgmt)))
+    base = ["kubeconfig", "demo", "-n", "tenant-demo", "--kubeconfig", str(mgmt_config)]
+    plain = await asyncio.to_thread(invoke, base)
+    assert plain.exit_code == 0 and plain.stderr == "", plain.output
+    assert yaml.safe_load(plain.stdout)["users"][0]["name"] == "kubernetes-admin"
+    asked = await asyncio.to_thread(invoke, [*base, "--super-admin"])
+    assert asked.exit_code == 0, asked.output
+    assert yaml.safe_load(asked.stdout) == yaml.safe_load(kubeconfig_for(INTERNAL["kubevirt.yaml"]))
+    assert "system:masters" in asked.stderr and "break-glass" in asked.stderr
+    both = await asyncio.to_thread(invoke, [*base, "--super-admin", "--oidc"])
+    assert both.exit_code == 2 and "--super-admin: not with --oidc" in both.stderr
 
 
 async def test_external_is_refused_for_a_tenant_reachable_only_inside(mgmt: KubeEmulator) -> None:
@@ -72,7 +89,7 @@ async def test_an_ingress_tenant_is_reached_at_its_host_on_443(mgmt: KubeEmulato
     seed(mgmt, "kubevirt.yaml", {"type": "Ingress", "hostname": "demo.example.com"})
     config = await fetch(mgmt, "kubevirt.yaml", external=True)
     assert server(config) == "https://demo.example.com:443"
-    inside = yaml.safe_load(kubeconfig_for(INTERNAL["kubevirt.yaml"]))
+    inside = yaml.safe_load(kubeconfig_for(INTERNAL["kubevirt.yaml"], user="kubernetes-admin"))
     assert config["users"] == inside["users"] and config["contexts"] == inside["contexts"]
 
 
@@ -129,7 +146,7 @@ async def test_no_secret_yet_is_refused_with_the_reason(mgmt: KubeEmulator) -> N
     seed(mgmt, "proxmox.yaml", secret=False)
     assert await refusal(mgmt, "proxmox.yaml", external=False) == (
         "TenantCluster/acme: no admin kubeconfig yet (Secret tenant-acme/acme-admin-kubeconfig, key "
-        "super-admin.svc): Kamaji writes it once the control plane is up"
+        "admin.svc): Kamaji writes it once the control plane is up"
     )
 
 
@@ -159,10 +176,10 @@ async def test_a_secret_that_is_not_a_kubeconfig_is_refused_naming_its_key(
     seed(mgmt, "proxmox.yaml")
     secret = mgmt.get("v1/secrets", "tenant-acme", "acme-admin-kubeconfig")
     assert secret is not None
-    secret["data"]["super-admin.svc"] = data
+    secret["data"]["admin.svc"] = data
     mgmt.put("v1/secrets", secret)
     assert await refusal(mgmt, "proxmox.yaml", external=False) == (
-        f"Secret/tenant-acme/acme-admin-kubeconfig.data.super-admin.svc: {reason}"
+        f"Secret/tenant-acme/acme-admin-kubeconfig.data.admin.svc: {reason}"
     )
 
 

@@ -13,7 +13,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tenantctl.operator.kube.client import KubeClient
-from tenantctl.operator.kube.tenants import UnusableKubeconfig, admin_kubeconfig, parse_kubeconfig
+from tenantctl.operator.kube.tenants import (
+    PEOPLE_KUBECONFIG_KEY,
+    UnusableKubeconfig,
+    admin_kubeconfig,
+    parse_kubeconfig,
+)
 from tenantctl.problems import InvalidInput, Problem
 from tenantctl.render import Names
 from tenantctl.render.exposure import expose_type
@@ -38,18 +43,18 @@ async def _tenant_cluster(api: KubeClient, namespace: str, name: str) -> TenantC
     return parse_tenant_documents([{**doc, "spec": found.get("spec") or {}}]).clusters[0]
 
 
-async def _admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> dict[str, Any]:
+async def _admin_kubeconfig(api: KubeClient, cluster: TenantCluster, key: str = KUBECONFIG_KEY) -> dict[str, Any]:
     names = Names(cluster)
-    data = await admin_kubeconfig(api, cluster)
+    data = await admin_kubeconfig(api, cluster, key)
     if data is None:
         raise InvalidInput([
             Problem(
                 f"TenantCluster/{names.cluster}",
-                f"no admin kubeconfig yet (Secret {names.namespace}/{names.admin_kubeconfig}, key {KUBECONFIG_KEY}): "
+                f"no admin kubeconfig yet (Secret {names.namespace}/{names.admin_kubeconfig}, key {key}): "
                 "Kamaji writes it once the control plane is up",
             )
         ])
-    return _parse_kubeconfig(data, f"Secret/{names.namespace}/{names.admin_kubeconfig}.data.{KUBECONFIG_KEY}")
+    return _parse_kubeconfig(data, f"Secret/{names.namespace}/{names.admin_kubeconfig}.data.{key}")
 
 
 def _parse_kubeconfig(data: str, where: str) -> dict[str, Any]:
@@ -88,10 +93,13 @@ async def external_server(api: KubeClient, cluster: TenantCluster, internal_serv
     return f"https://{f'[{host}]' if ':' in host else host}:{port}"
 
 
-async def user_kubeconfig(api: KubeClient, namespace: str, name: str, *, external: bool) -> dict[str, Any]:
-    """Kamaji's admin kubeconfig, every cluster entry pointed at the external address when asked."""
+async def user_kubeconfig(api: KubeClient, namespace: str, name: str, *, external: bool,
+                          super_admin: bool = False) -> dict[str, Any]:
+    """Kamaji's admin kubeconfig, every cluster entry pointed at the external address when asked: the one in
+    `kubeadm:cluster-admins` (revocable by RBAC), or with `super_admin` the `system:masters` one."""
     cluster = await _tenant_cluster(api, namespace, name)
-    config = copy.deepcopy(await _admin_kubeconfig(api, cluster))
+    key = KUBECONFIG_KEY if super_admin else PEOPLE_KUBECONFIG_KEY
+    config = copy.deepcopy(await _admin_kubeconfig(api, cluster, key))
     if not external:
         return config
     for entry in config.get("clusters") or []:

@@ -19,6 +19,7 @@ from tenantctl.spec import TenantCluster
 
 __all__ = [
     "ADMIN_KUBECONFIG_KEY",
+    "PEOPLE_KUBECONFIG_KEY",
     "TenantClients",
     "UnusableKubeconfig",
     "admin_connection",
@@ -31,13 +32,17 @@ __all__ = [
 
 ADMIN_KUBECONFIG_KEY = KUBECONFIG_KEY
 """The key of the Secret our KamajiControlPlane asks Kamaji to write the admin kubeconfig under."""
+PEOPLE_KUBECONFIG_KEY = "admin.svc"
+"""What `tenantctl kubeconfig` hands to people: Kamaji 26.3.6-edge writes `admin.conf`/`admin.svc` as kubeadm
+does (`kubernetes-admin` in group `kubeadm:cluster-admins`, bound to cluster-admin by a ClusterRoleBinding
+Kamaji creates), which RBAC can revoke; `super-admin.*` is `system:masters`, which nothing can."""
 
 
-async def admin_kubeconfig(api: KubeClient, cluster: TenantCluster) -> str | None:
-    """The kubeconfig Kamaji writes, as the Secret holds it (base64), or None while it has not."""
+async def admin_kubeconfig(api: KubeClient, cluster: TenantCluster, key: str = ADMIN_KUBECONFIG_KEY) -> str | None:
+    """The kubeconfig Kamaji writes under `key`, as the Secret holds it (base64), or None while it has not."""
     names = Names(cluster)
     secret = await api.get(await api.require("v1", "Secret"), names.admin_kubeconfig, names.namespace)
-    data = ((secret or {}).get("data") or {}).get(ADMIN_KUBECONFIG_KEY)
+    data = ((secret or {}).get("data") or {}).get(key)
     return str(data) if data else None
 
 
