@@ -81,3 +81,20 @@ def test_a_condition_masks_what_an_api_error_quoted() -> None:
 
     made = condition(ConditionType.APPLIED, False, Reason.API_ERROR, "500: GET https://u:hunter2@s3/x failed", 3)
     assert made["message"] == "500: GET https://***@s3/x failed"
+
+
+def test_plan_shows_which_credential_of_a_machine_config_changes_but_never_its_value() -> None:
+    """A TalosConfigTemplate is no Secret, yet its patches carry the machine token and CA keys (issue 61)."""
+    from tenantctl.operator.daytwo.plan import changed_fields
+
+    def template(token: str, replicas: int) -> dict[str, object]:
+        patch = f"machine:\n  token: {token}\n  ca:\n    key: {token}-key\ncluster:\n  secret: {token}-s\n"
+        return {"spec": {"template": {"spec": {"strategicPatches": [patch], "replicas": replicas,
+                                               "bootstrapToken": token}}}}
+
+    lines = changed_fields("TalosConfigTemplate", template("hunter2", 1), template("hunter3", 2))
+    shown = "\n".join(lines)
+    assert "hunter" not in shown, shown
+    assert "token: ***" in shown and "key: ***" in shown
+    assert "spec.template.spec.bootstrapToken: (value not shown)" in shown
+    assert "~ spec.template.spec.replicas: 1 -> 2" in shown, "what is no credential is shown as before"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MASK", "has_userinfo", "redact"]
+__all__ = ["MASK", "has_userinfo", "redact", "redact_diff_line"]
 
 MASK = "***"
 _USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/\s@?#'\"]+@")
@@ -31,3 +31,18 @@ def redact(text: str) -> str:
 def has_userinfo(url: str) -> bool:
     """Whether `url` carries `user[:password]@` before its host."""
     return _USERINFO.search(url) is not None
+
+
+_CREDENTIAL_NAME = r"[\w.-]*(?:token|key|secret|password)"
+_FIELD_CHANGE = re.compile(rf"^(?P<head>[~+-] (?:[^:\s]*\.)?{_CREDENTIAL_NAME}): .*$", re.IGNORECASE)
+_INLINE = re.compile(rf"(?P<head>(?<![\w.-]){_CREDENTIAL_NAME}\s*:\s*)[^\s\\'\",}}\]]+", re.IGNORECASE)
+"""`token: value` wherever it stands: a changed YAML line, or inside a quoted list of patches."""
+
+
+def redact_diff_line(line: str) -> str:
+    """One line of `plan`'s field diff with a credential's value hidden: a field named like one
+    (`machine.token`, `cluster.ca.key`, `aescbcEncryptionSecret`), or such a key written inside a value (a
+    machine configuration's YAML); and `redact`'s masks."""
+    if match := _FIELD_CHANGE.match(line):
+        return f"{match['head']}: (value not shown)"
+    return redact(_INLINE.sub(rf"\g<head>{MASK}", line))

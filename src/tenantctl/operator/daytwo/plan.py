@@ -29,6 +29,7 @@ from tenantctl.operator.phases.observe import (
 )
 from tenantctl.operator.phases.upgrade import Versions, live_state, same_patch
 from tenantctl.problems import Problems
+from tenantctl.redaction import redact_diff_line
 from tenantctl.render import Names, render_cluster
 from tenantctl.render.kamaji import KAMAJI_API
 from tenantctl.render.meta import NODE_GROUP_LABEL, POOL_LABEL, inventory_scope
@@ -184,10 +185,11 @@ def field_diff(live: Any, desired: Any, path: str = "") -> list[str]:
 
 
 def changed_fields(kind: str, live: Mapping[str, Any], desired: Mapping[str, Any]) -> tuple[str, ...]:
-    """The field-level diff of the operator's comparison; a Secret's values are never shown."""
+    """The field-level diff of the operator's comparison; a Secret's values are never shown, nor anywhere a
+    value of a field named like a credential (a TalosConfigTemplate's machine token and keys)."""
     lines = field_diff(comparable(live), comparable(desired))
     if kind not in _SECRET_KINDS:
-        return tuple(lines)
+        return tuple(redact_diff_line(line) for line in lines)
     return tuple(line.split(":", 1)[0] + ": (value not shown)" for line in lines if line.startswith(("~", "+")))
 
 
