@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, StrictBool, ValidationError
 
 from tenantctl.problems import InvalidInput, Problem, Problems
 from tenantctl.providers.catalogue import Catalogue, Package
@@ -79,8 +79,17 @@ class KamajiSettings(SpecModel):
     )
 
 
+class RestoreSettings(SpecModel):
+    across_namespaces: StrictBool = Field(
+        default=False, alias="acrossNamespaces",
+        description="Whether a tenant may be restored from the backup of a tenant in another namespace "
+        "(spec.restore.from.namespace): it hands that namespace the other tenant's data.",
+    )
+
+
 class _Spec(SpecModel):
     bundles: Bundles = Field(default_factory=Bundles)
+    restore: RestoreSettings = Field(default_factory=RestoreSettings)
     kamaji: KamajiSettings = Field(default_factory=KamajiSettings)
     packages: dict[str, dict[str, Any]] = Field(default_factory=dict)
     charts: ChartSourcesSpec = Field(default_factory=ChartSourcesSpec)
@@ -109,6 +118,7 @@ class Platform:
     images: ImagesSpec = field(default_factory=ImagesSpec)
     kamaji_version: str | None = None
     patch_upgrades: PatchUpgrades | None = None
+    restore_across_namespaces: bool = False
 
     @property
     def at(self) -> str:
@@ -218,7 +228,7 @@ def parse_platform(
     spec = document.spec
     return Platform(
         document.metadata.name, spec.bundles, settings, directory, spec.charts, spec.images, spec.kamaji.version,
-        spec.patch_upgrades,
+        spec.patch_upgrades, spec.restore.across_namespaces,
     )
 
 

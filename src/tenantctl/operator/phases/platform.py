@@ -39,6 +39,8 @@ class PlatformSettings:
     refusal: str | None = None
     patch_upgrades: PatchUpgrades | None = None
     """Every tenant's patch policy unless its own says otherwise (None: Manual)."""
+    restore_across_namespaces: bool = False
+    """Whether a tenant may be restored from another namespace's tenant's backup (Platform spec.restore)."""
 
 
 def platform_settings(body: Mapping[str, Any]) -> PlatformSettings:
@@ -54,7 +56,8 @@ def platform_settings(body: Mapping[str, Any]) -> PlatformSettings:
     except InvalidInput as exc:
         return PlatformSettings(refusal="; ".join(str(p) for p in exc.errors))
     return PlatformSettings(platform.charts, platform.images, platform.kamaji,
-                            patch_upgrades=platform.patch_upgrades)
+                            patch_upgrades=platform.patch_upgrades,
+                            restore_across_namespaces=platform.restore_across_namespaces)
 
 
 @dataclass

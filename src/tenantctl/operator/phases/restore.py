@@ -28,7 +28,7 @@ from tenantctl.render.restore import RestorePhase, restore_name
 from tenantctl.spec import TenantCluster
 from tenantctl.spec.checks import ref
 
-__all__ = ["RestoreState", "advance", "current_phase", "refuse_live_source"]
+__all__ = ["RestoreState", "advance", "current_phase", "refuse_foreign_source", "refuse_live_source"]
 
 _REASONS = {
     RestorePhase.IMPORTING: Reason.RESTORE_IMPORTING,
@@ -62,6 +62,21 @@ def current_phase(cluster: TenantCluster, status: Mapping[str, Any]) -> RestoreP
         return None
     recorded = (status.get("restore") or {}).get("phase")
     return RestorePhase(recorded) if recorded in set(RestorePhase) else RestorePhase.IMPORTING
+
+
+def refuse_foreign_source(cluster: TenantCluster, across_namespaces: bool) -> None:
+    """A backup of another namespace's tenant is that tenant's data and, with `replace`, its identity: only
+    where the platform admin allowed restores across namespaces (Platform spec.restore.acrossNamespaces)."""
+    restore = cluster.spec.restore
+    if restore is None or across_namespaces:
+        return
+    source = restore.from_.namespace or cluster.metadata.namespace
+    if source != cluster.metadata.namespace:
+        raise InvalidInput([Problem(
+            f"{ref('TenantCluster', cluster.metadata.name)}.spec.restore.from.namespace",
+            f"{source!r} is another namespace: restoring its tenant's backup here hands this namespace that "
+            "tenant's data; refused unless the Platform allows it (spec.restore.acrossNamespaces: true)",
+        )])
 
 
 async def refuse_live_source(api: KubeClient, cluster: TenantCluster) -> None:

@@ -17,7 +17,7 @@ from tenantctl.operator.phases.conditions import ConditionType, Reason
 from tenantctl.operator.phases.credentials import check_credentials
 from tenantctl.operator.phases.observe import ensure_talos_secrets, observe
 from tenantctl.operator.phases.outcome import announce
-from tenantctl.operator.phases.restore import advance, current_phase, refuse_live_source
+from tenantctl.operator.phases.restore import advance, current_phase, refuse_foreign_source, refuse_live_source
 from tenantctl.operator.phases.rights import closed_namespace
 from tenantctl.operator.phases.scope import Obj, Scope, previous_condition
 from tenantctl.operator.phases.talos_api import publish_trustd
@@ -76,6 +76,7 @@ async def restore_source(scope: Scope) -> None:
     assert scope.cluster is not None
     scope.restore_phase = current_phase(scope.cluster, scope.current_status)
     if scope.restore_phase is RestorePhase.IMPORTING:
+        refuse_foreign_source(scope.cluster, scope.platform.restore_across_namespaces)
         await refuse_live_source(scope.api, scope.cluster)
 
 
