@@ -321,3 +321,23 @@ async def test_a_replace_restore_is_refused_while_its_source_exists(mgmt: KubeEm
     assert (await judged(mgmt, "CREATE", restored)).refusals == ()
     restored["spec"]["restore"] = {"from": {"name": "gone"}, "mode": "replace"}
     assert (await judged(mgmt, "CREATE", restored)).refusals == ()
+
+
+async def test_a_restore_from_another_namespace_is_refused_without_the_platforms_leave(mgmt: KubeEmulator) -> None:
+    management(mgmt)
+    docs = load_example("kubevirt.yaml")
+    restored = clone(docs[:1])[0]
+    restored["metadata"]["name"] = "again"
+    restored["spec"]["backup"] = {
+        "s3": {"endpoint": "https://s3.example.com", "bucket": "tenant-backups", "credentialsSecretName": "s3"},
+        "encryption": {"keySecretName": "key"},
+    }
+    restored["spec"]["restore"] = {"from": {"name": "demo", "namespace": "team-a"}, "mode": "clone"}
+    (refusal,) = (await judged(mgmt, "CREATE", restored)).refusals
+    assert refusal.startswith("TenantCluster/again.spec.restore.from.namespace: 'team-a' is another namespace")
+    async with KubeClient(Connection.from_server(url(mgmt))) as api:
+        allowed = await review(api, TENANT_CLUSTERS, NODE_POOLS, "CREATE", restored, None,
+                               restore_across_namespaces=True)
+    assert allowed.refusals == ()
+    restored["spec"]["restore"]["from"] = {"name": "demo", "namespace": "tenant-demo"}
+    assert (await judged(mgmt, "CREATE", restored)).refusals == (), "its own namespace, named"

@@ -103,6 +103,20 @@ async def _live_source(api: KubeClient, clusters: Resource, label: str, new: Obj
             "exists: delete it first, or restore with mode: clone (new PKI)",)
 
 
+def _foreign_source(label: str, new: Obj, old: Obj | None, allowed: bool) -> tuple[str, ...]:
+    """A restore from another namespace's tenant without the Platform's leave (the operator refuses it too)."""
+    restore = (new.get("spec") or {}).get("restore") or {}
+    if allowed or not restore or (old is not None and (old.get("spec") or {}).get("restore") == restore):
+        return ()
+    own = str(new["metadata"].get("namespace") or "")
+    source = str((restore.get("from") or {}).get("namespace") or own)
+    if source == own:
+        return ()
+    return (f"{label}.spec.restore.from.namespace: {source!r} is another namespace: restoring its tenant's backup "
+            "here hands this namespace that tenant's data; refused unless the Platform allows it "
+            "(spec.restore.acrossNamespaces: true)",)
+
+
 async def review(
     api: KubeClient,
     clusters: Resource,
@@ -112,9 +126,11 @@ async def review(
     old: Obj | None,
     kamaji: KamajiRelease = DEFAULT_KAMAJI,
     derived: DerivedJudge | None = None,
+    restore_across_namespaces: bool = False,
 ) -> Verdict:
     """The verdict on one admission request of a TenantCluster or NodePool (`derived`: also judge what
-    Cluster API would build from the tenant's render, with the CRDs the cluster serves)."""
+    Cluster API would build from the tenant's render, with the CRDs the cluster serves;
+    `restore_across_namespaces`: the Platform's leave to restore another namespace's tenant)."""
     body = new if new is not None else old
     if body is None:
         return Verdict()
@@ -140,7 +156,8 @@ async def review(
         before = [old, *neighbours] if old is not None else []
         after = [new, *neighbours]
         verdict = _verdict(label, _problems(before), _problems(after))
-        versions = (*_version_problems(label, new, old, kamaji), *await _live_source(api, clusters, label, new, old))
+        versions = (*_version_problems(label, new, old, kamaji), *await _live_source(api, clusters, label, new, old),
+                    *_foreign_source(label, new, old, restore_across_namespaces))
         verdict = Verdict((*verdict.refusals, *versions), verdict.warnings) if versions else verdict
     else:
         cluster_name = _cluster_of(new)

@@ -273,8 +273,10 @@ def _register_admission(ctx: OperatorContext, registry: kopf.OperatorRegistry) -
     """Refuse at `kubectl apply` what `validate` refuses and CEL cannot see (see `operator.admission`)."""
 
     async def admit(operation: str, new: Any, old: Any, warnings: list[str]) -> None:
-        kamaji = await kamaji_release(ctx, ctx.api, await ctx.platform.settings(ctx.api))
-        verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old, kamaji, ctx.derived)
+        platform = await ctx.platform.settings(ctx.api)
+        kamaji = await kamaji_release(ctx, ctx.api, platform)
+        verdict = await review(ctx.api, TENANT_CLUSTERS, NODE_POOLS, operation, new, old, kamaji, ctx.derived,
+                               platform.restore_across_namespaces)
         warnings.extend(verdict.warnings)
         if verdict.refusals:
             raise kopf.AdmissionError("\n".join(verdict.refusals), code=_REFUSED)
