@@ -34,7 +34,7 @@ def test_tenants_whose_namespace_cluster_names_coincide(tmp_path: Path) -> None:
     docs = [_cluster("b-c", "a"), _cluster("c", "a-b")]
     out = invoke(["render", "-f", "t.yaml"], {"t.yaml": dump(docs)}, tmp_path)
     line = out.refusal_at("TenantCluster/a-b/c")
-    assert "ClusterRole.rbac.authorization.k8s.io a-b-c-" in line and "TenantCluster/a/b-c" in line
+    assert "ClusterRoleBinding.rbac.authorization.k8s.io a-b-c-kcsi-access" in line and "TenantCluster/a/b-c" in line
 
 
 def test_a_collision_of_core_objects_names_the_core_group() -> None:
