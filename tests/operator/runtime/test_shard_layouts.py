@@ -19,7 +19,14 @@ from tenantctl.operator.config.settings import RetryPolicy
 from tenantctl.operator.config.sharding import SHARD_LABEL, Shard, shard_of
 from tenantctl.operator.kube.cache import WatchCache
 from tenantctl.operator.kube.client import Connection, KubeClient, Resource
-from tenantctl.operator.runtime.finalizers import finalizer_of, is_teardown_finalizer, release, take_over, taken_over
+from tenantctl.operator.runtime.finalizers import (
+    finalizer_of,
+    is_teardown_finalizer,
+    orphaned,
+    release,
+    take_over,
+    taken_over,
+)
 from tenantctl.operator.runtime.handlers import OperatorContext
 
 # Real time (each shard runs on a loop of its own, which looptime does not drive): a short resync keeps
@@ -132,6 +139,18 @@ def test_every_teardown_finalizer_tenantctl_ever_used_is_recognised(name: str) -
 )
 def test_nobody_elses_finalizer_is_taken_for_ours(name: str) -> None:
     assert not is_teardown_finalizer(name)
+
+
+def test_only_a_tenant_being_deleted_with_another_layouts_finalizer_alone_is_orphaned() -> None:
+    """A live tenant that still holds only the old layout's finalizer is taken over by its pass, never torn
+    down (the write-count bound of the two-layout test sees this only when the loop runs fast enough)."""
+    own, old = finalizer_of(Shard(0, 2)), "tenantctl.io/teardown"
+    live = {"metadata": {"finalizers": [old]}}
+    deleting = {"metadata": {"finalizers": [old], "deletionTimestamp": "2026-12-07T00:00:00Z"}}
+    assert not orphaned(live, own)
+    assert orphaned(deleting, own)
+    assert not orphaned({"metadata": {**deleting["metadata"], "finalizers": [old, own]}}, own), "ours: tear down here"
+    assert not orphaned({"metadata": {**deleting["metadata"], "finalizers": ["other.io/x"]}}, own)
 
 
 def test_taking_over_replaces_only_tenantctl_teardown_finalizers_in_place() -> None:
