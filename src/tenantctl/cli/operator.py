@@ -242,12 +242,11 @@ def install(
             tenants = [(c, parsed.pools_of(c)) for c in parsed.clusters]
     except InvalidInput as exc:
         problems.extend(exc.problems)
-    if not is_dns_label(metrics_namespace):
-        problems.error(f"--metrics-namespace {metrics_namespace!r}",
-                       "not a namespace name (a DNS label: a-z, 0-9 and '-', at most 63 characters)")
-    for given in tenant_namespace or []:
+    namespaces = [("--metrics-namespace", metrics_namespace),
+                  *(("--tenant-namespace", n) for n in tenant_namespace or [])]
+    for flag, given in namespaces:
         if not is_dns_label(given):
-            problems.error(f"--tenant-namespace {given!r}",
+            problems.error(f"{flag} {given!r}",
                            "not a namespace name (a DNS label: a-z, 0-9 and '-', at most 63 characters)")
     problems.raise_if_errors()
     topology = Topology(shards=plan.shards, replicas=plan.replicas)

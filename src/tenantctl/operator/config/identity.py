@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["OPERATOR", "TENANT_ROLE", "Subject"]
+__all__ = ["OPERATOR", "OPERATOR_LABELS", "TENANT_ROLE", "Subject"]
 
 OPERATOR = "tenantctl-operator"
 """The operator's ServiceAccount, ClusterRole, and the RoleBinding it keeps in each tenant namespace."""
+OPERATOR_LABELS = {"app.kubernetes.io/name": OPERATOR, "app.kubernetes.io/managed-by": "tenantctl"}
+"""On everything `install` renders for the operator, and what selects its workloads."""
 TENANT_ROLE = "tenantctl-operator-tenant"
 """The ClusterRole of the operator's writes, bound only in namespaces that hold a TenantCluster."""
 _SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tenantctl.operator.config.identity import Subject
+from tenantctl.operator.config.identity import OPERATOR_LABELS, Subject
 from tenantctl.operator.install.objects import NAME, PEERING_GROUP, PEERING_VERSION, SHARDS_LABEL
 from tenantctl.operator.kube.client import Connection, KubeClient, NotFoundError, Resource
 from tenantctl.operator.phases.rights import rights_binding
@@ -25,7 +25,7 @@ from tenantctl.spec import API_VERSION
 __all__ = ["FIELD_MANAGER", "WORKLOAD_SELECTOR", "Leftover", "apply_install", "leftovers", "prune_command"]
 
 FIELD_MANAGER = "tenantctl-install"
-WORKLOAD_SELECTOR = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tenantctl"}
+WORKLOAD_SELECTOR = dict(OPERATOR_LABELS)
 # What a layout consists of: workloads that reconcile, and the peerings their replicas meet in.
 _LAYOUT_KINDS = (("apps/v1", "Deployment"), ("apps/v1", "StatefulSet"), (f"{PEERING_GROUP}/{PEERING_VERSION}",
                                                                           "ClusterKopfPeering"))

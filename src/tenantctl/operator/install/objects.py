@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tenantctl.operator.config.identity import OPERATOR, TENANT_ROLE, Subject
+from tenantctl.operator.config.identity import OPERATOR, OPERATOR_LABELS, TENANT_ROLE, Subject
 from tenantctl.operator.config.settings import OperatorSettings
 from tenantctl.operator.config.sharding import Shard, peering_name
 from tenantctl.operator.config.tuning import PEERING_ENV, SHARD_ENV, TUNABLES
@@ -54,7 +54,7 @@ SHARD_LABEL = "tenantctl.io/shard"
 SHARDS_LABEL = "tenantctl.io/shards"
 """On the operator's workloads and peerings: the layout they belong to, so another layout's can be selected."""
 PEERING_GROUP, PEERING_VERSION = "kopf.dev", "v1"
-_LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/managed-by": "tenantctl"}
+_LABELS = OPERATOR_LABELS
 _RBAC = "rbac.authorization.k8s.io"
 _RESTRICTED = {f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")}
 """Every Pod of the operator's namespace passes `restricted`; the label makes the API server hold it to that."""

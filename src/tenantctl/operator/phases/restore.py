@@ -28,7 +28,7 @@ from tenantctl.render.restore import RestorePhase, restore_name
 from tenantctl.spec import TenantCluster
 from tenantctl.spec.checks import ref
 
-__all__ = ["RestoreState", "advance", "current_phase", "refuse_foreign_source", "refuse_live_source"]
+__all__ = ["RestoreState", "advance", "current_phase", "foreign_source", "refuse_foreign_source", "refuse_live_source"]
 
 _REASONS = {
     RestorePhase.IMPORTING: Reason.RESTORE_IMPORTING,
@@ -64,19 +64,23 @@ def current_phase(cluster: TenantCluster, status: Mapping[str, Any]) -> RestoreP
     return RestorePhase(recorded) if recorded in set(RestorePhase) else RestorePhase.IMPORTING
 
 
+def foreign_source(namespace: str, source: str | None) -> str | None:
+    """Why a restore into `namespace` from the backup of a tenant in `source` (None: the same namespace)
+    needs the Platform's leave, or None: that backup is the other tenant's data and, with `replace`, its
+    identity (Platform spec.restore.acrossNamespaces). The operator's pass and the webhook both ask it."""
+    if source is None or source == namespace:
+        return None
+    return (f"{source!r} is another namespace: restoring its tenant's backup here hands this namespace that "
+            "tenant's data; refused unless the Platform allows it (spec.restore.acrossNamespaces: true)")
+
+
 def refuse_foreign_source(cluster: TenantCluster, across_namespaces: bool) -> None:
-    """A backup of another namespace's tenant is that tenant's data and, with `replace`, its identity: only
-    where the platform admin allowed restores across namespaces (Platform spec.restore.acrossNamespaces)."""
+    """`foreign_source`, as the pass refuses it."""
     restore = cluster.spec.restore
     if restore is None or across_namespaces:
         return
-    source = restore.from_.namespace or cluster.metadata.namespace
-    if source != cluster.metadata.namespace:
-        raise InvalidInput([Problem(
-            f"{ref('TenantCluster', cluster.metadata.name)}.spec.restore.from.namespace",
-            f"{source!r} is another namespace: restoring its tenant's backup here hands this namespace that "
-            "tenant's data; refused unless the Platform allows it (spec.restore.acrossNamespaces: true)",
-        )])
+    if (why := foreign_source(cluster.metadata.namespace, restore.from_.namespace)) is not None:
+        raise InvalidInput([Problem(f"{ref('TenantCluster', cluster.metadata.name)}.spec.restore.from.namespace", why)])
 
 
 async def refuse_live_source(api: KubeClient, cluster: TenantCluster) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenantctl.operator.config.identity import OPERATOR, TENANT_ROLE, Subject
+from tenantctl.operator.config.identity import OPERATOR, OPERATOR_LABELS, TENANT_ROLE, Subject
 from tenantctl.operator.kube.client import KubeClient
 
 __all__ = ["RBAC", "closed_namespace", "rights_binding"]
@@ -23,8 +23,7 @@ def rights_binding(namespace: str, subject: Subject) -> dict[str, Any]:
     return {
         "apiVersion": f"{RBAC}/v1",
         "kind": "RoleBinding",
-        "metadata": {"name": OPERATOR, "namespace": namespace,
-                     "labels": {"app.kubernetes.io/name": OPERATOR, "app.kubernetes.io/managed-by": "tenantctl"}},
+        "metadata": {"name": OPERATOR, "namespace": namespace, "labels": dict(OPERATOR_LABELS)},
         "roleRef": {"apiGroup": RBAC, "kind": "ClusterRole", "name": TENANT_ROLE},
         "subjects": [subject.as_rbac()],
     }

@@ -18,6 +18,7 @@ from typing import Any
 
 from tenantctl.operator.kube.client import KubeClient, Resource
 from tenantctl.operator.phases.derived import DerivedJudge
+from tenantctl.operator.phases.restore import foreign_source
 from tenantctl.problems import InvalidInput, Problem, Problems, Severity
 from tenantctl.render import render_tenant
 from tenantctl.render.meta import POOL_LABEL
@@ -108,13 +109,9 @@ def _foreign_source(label: str, new: Obj, old: Obj | None, allowed: bool) -> tup
     restore = (new.get("spec") or {}).get("restore") or {}
     if allowed or not restore or (old is not None and (old.get("spec") or {}).get("restore") == restore):
         return ()
-    own = str(new["metadata"].get("namespace") or "")
-    source = str((restore.get("from") or {}).get("namespace") or own)
-    if source == own:
-        return ()
-    return (f"{label}.spec.restore.from.namespace: {source!r} is another namespace: restoring its tenant's backup "
-            "here hands this namespace that tenant's data; refused unless the Platform allows it "
-            "(spec.restore.acrossNamespaces: true)",)
+    source = (restore.get("from") or {}).get("namespace")
+    why = foreign_source(str(new["metadata"].get("namespace") or ""), str(source) if source else None)
+    return () if why is None else (f"{label}.spec.restore.from.namespace: {why}",)
 
 
 async def review(
